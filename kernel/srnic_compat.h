@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Differences between the kernels srnic builds against: Debian 12's 6.12
+ * (the one the VM boots) and Debian 12's default 6.1.
+ */
+#ifndef SRNIC_COMPAT_H
+#define SRNIC_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/mm.h>
+
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+/* vm_flags became read-only with accessors in 6.3. */
+static inline void srnic_vm_flags_clear(struct vm_area_struct *vma,
+					unsigned long flags)
+{
+	vma->vm_flags &= ~flags;
+}
+#else
+static inline void srnic_vm_flags_clear(struct vm_area_struct *vma,
+					unsigned long flags)
+{
+	vm_flags_clear(vma, flags);
+}
+#endif
+
+/*
+ * create_cq receives the whole attribute bundle since 6.11 (the udata is
+ * inside it); before, only the udata.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define SRNIC_CREATE_CQ_ARGS struct uverbs_attr_bundle *attrs
+#define srnic_create_cq_udata() (&attrs->driver_udata)
+#else
+#define SRNIC_CREATE_CQ_ARGS struct ib_udata *udata
+#define srnic_create_cq_udata() (udata)
+#endif
+
+#endif /* SRNIC_COMPAT_H */

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Module entry points, device creation through "rdma link add", the list of
+ * srnic devices, and following the bound netdev (state, removal).
+ */
+#include <linux/if_arp.h>
+#include <linux/if_vlan.h>
+#include <linux/etherdevice.h>
+#include <net/addrconf.h>
+#include <rdma/rdma_netlink.h>
+
+#include "srnic_loc.h"
+
+MODULE_DESCRIPTION("srnic: software RDMA NIC with user-mapped queues and doorbells");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_ALIAS_RDMA_LINK(SRNIC_LINK_TYPE);
+
+/*
+ * Every srnic device from just before ib_register_device() until its
+ * dealloc_driver callback.  The RDMA core identifies drivers by driver_id,
+ * and ours is RDMA_DRIVER_UNKNOWN, shared with other drivers: this list, not
+ * ib_unregister_driver(), is how module unload finds the devices to remove.
+ * Lock order: RTNL (netdev notifier) before srnic_devices_lock; the lock is
+ * never held across a call into the RDMA core.
+ */
+static LIST_HEAD(srnic_devices);
+static DEFINE_MUTEX(srnic_devices_lock);
+
+static struct srnic_dev *srnic_find_by_netdev_locked(struct net_device *ndev)
+{
+	struct srnic_dev *sdev;
+
+	lockdep_assert_held(&srnic_devices_lock);
+	list_for_each_entry(sdev, &srnic_devices, dev_list)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
+/*
+ * Called by the core after unregistration, and by ib_dealloc_device() on
+ * every newlink failure path, so it copes with a half-built device.
+ */
+static void srnic_dealloc_driver(struct ib_device *ibdev)
+{
+	struct srnic_dev *sdev = to_sdev(ibdev);
+
+	mutex_lock(&srnic_devices_lock);
+	list_del_init(&sdev->dev_list);
+	mutex_unlock(&srnic_devices_lock);
+
+	WARN_ON(atomic_read(&sdev->num_pd));
+	WARN_ON(atomic_read(&sdev->num_ucontext));
+	ida_destroy(&sdev->pd_ida);
+	if (sdev->status_page)
+		__free_page(sdev->status_page);
+}
+
+static const struct ib_device_ops srnic_link_dev_ops = {
+	.dealloc_driver = srnic_dealloc_driver,
+};
+
+static int srnic_check_netdev(struct net_device *ndev)
+{
+	if (ndev->type != ARPHRD_ETHER || ndev->addr_len != ETH_ALEN) {
+		pr_err("srnic: %s is not an Ethernet device\n", ndev->name);
+		return -EINVAL;
+	}
+	if (is_vlan_dev(ndev)) {
+		/* RoCE GIDs of VLAN uppers come from the real device. */
+		pr_err("srnic: %s is a VLAN device; bind the real device\n",
+		       ndev->name);
+		return -EINVAL;
+	}
+	if (!netif_running(ndev)) {
+		pr_err("srnic: %s is down; bring it up first\n", ndev->name);
+		return -ENETDOWN;
+	}
+	return 0;
+}
+
+static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	struct ib_device *other;
+	struct srnic_dev *sdev;
+	int err;
+
+	err = srnic_check_netdev(ndev);
+	if (err)
+		return err;
+
+	/*
+	 * Registration would refuse a name in use too, but with ENFILE; say
+	 * EEXIST.  (A race with another newlink still ends in ENFILE.)
+	 */
+	other = ib_device_get_by_name(ibdev_name, RDMA_DRIVER_UNKNOWN);
+	if (other) {
+		ib_device_put(other);
+		pr_err("srnic: an RDMA device named %s exists\n", ibdev_name);
+		return -EEXIST;
+	}
+
+	sdev = ib_alloc_device(srnic_dev, ibdev);
+	if (!sdev)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&sdev->dev_list);
+	ida_init(&sdev->pd_ida);
+	/* From here on, srnic_dealloc_driver() undoes whatever was done. */
+	ib_set_device_ops(&sdev->ibdev, &srnic_link_dev_ops);
+
+	sdev->status_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!sdev->status_page) {
+		err = -ENOMEM;
+		goto err_dealloc;
+	}
+	atomic_set(&sdev->num_ucontext, 0);
+	atomic_set(&sdev->num_pd, 0);
+	sdev->ndev = ndev;
+	sdev->port_state = srnic_netdev_port_state(ndev);
+
+	ib_set_device_ops(&sdev->ibdev, &srnic_dev_ops);
+	srnic_init_device_attr(sdev, &sdev->attr);
+	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
+	sdev->ibdev.phys_port_cnt = 1;
+	sdev->ibdev.num_comp_vectors = 1;
+	sdev->ibdev.local_dma_lkey = 0;
+	sdev->ibdev.node_guid = sdev->attr.sys_image_guid;
+	strscpy(sdev->ibdev.node_desc, "srnic", sizeof(sdev->ibdev.node_desc));
+
+	err = ib_device_set_netdev(&sdev->ibdev, ndev, SRNIC_PORT);
+	if (err)
+		goto err_dealloc;
+
+	/*
+	 * Listed before registering: a "rdma link del" may unregister the
+	 * device, and run dealloc_driver, as soon as registration succeeds.
+	 * Only one srnic device per netdev, as the GID table is the netdev's.
+	 */
+	mutex_lock(&srnic_devices_lock);
+	if (srnic_find_by_netdev_locked(ndev)) {
+		mutex_unlock(&srnic_devices_lock);
+		pr_err("srnic: %s already has an srnic device\n", ndev->name);
+		err = -EEXIST;
+		goto err_dealloc;
+	}
+	list_add_tail(&sdev->dev_list, &srnic_devices);
+	mutex_unlock(&srnic_devices_lock);
+
+	err = ib_register_device(&sdev->ibdev, ibdev_name, NULL);
+	if (err) {
+		pr_err("srnic: registering %s on %s failed: %d\n", ibdev_name,
+		       ndev->name, err);
+		goto err_dealloc;
+	}
+	srnic_info(sdev, "created on %s\n", ndev->name);
+	return 0;
+
+err_dealloc:
+	ib_dealloc_device(&sdev->ibdev);
+	return err;
+}
+
+static struct rdma_link_ops srnic_link_ops = {
+	.type = SRNIC_LINK_TYPE,
+	.newlink = srnic_newlink,
+};
+
+static void srnic_port_event(struct srnic_dev *sdev)
+{
+	enum ib_port_state state = srnic_netdev_port_state(sdev->ndev);
+	struct ib_event ev = {
+		.device = &sdev->ibdev,
+		.element.port_num = SRNIC_PORT,
+	};
+
+	ASSERT_RTNL();
+	if (state == sdev->port_state)
+		return;
+	sdev->port_state = state;
+	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+					     IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&ev);
+	srnic_dbg(sdev, "port %s\n", state == IB_PORT_ACTIVE ? "active" : "down");
+}
+
+static int srnic_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct srnic_dev *sdev;
+
+	mutex_lock(&srnic_devices_lock);
+	sdev = srnic_find_by_netdev_locked(ndev);
+	if (!sdev)
+		goto out;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		/* Not under RTNL: unregistration takes it. */
+		ib_unregister_device_queued(&sdev->ibdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		srnic_port_event(sdev);
+		break;
+	default:
+		break;
+	}
+out:
+	mutex_unlock(&srnic_devices_lock);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block srnic_netdev_notifier = {
+	.notifier_call = srnic_netdev_event,
+};
+
+static int __init srnic_init(void)
+{
+	int err;
+
+	err = register_netdevice_notifier(&srnic_netdev_notifier);
+	if (err)
+		return err;
+	rdma_link_register(&srnic_link_ops);
+	return 0;
+}
+
+/*
+ * Remove every device, including any that are being removed concurrently by
+ * "rdma link del" or by their netdev going away: ib_unregister_device()
+ * returns only once the device's unregistration, by whichever caller, has
+ * finished, and dealloc_driver has then taken it off the list.
+ */
+static void srnic_remove_all(void)
+{
+	struct srnic_dev *sdev;
+
+	for (;;) {
+		mutex_lock(&srnic_devices_lock);
+		sdev = list_first_entry_or_null(&srnic_devices,
+						struct srnic_dev, dev_list);
+		if (sdev)
+			get_device(&sdev->ibdev.dev);
+		mutex_unlock(&srnic_devices_lock);
+		if (!sdev)
+			break;
+		ib_unregister_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
+	}
+}
+
+static void __exit srnic_exit(void)
+{
+	/* No newlink runs or starts after this returns. */
+	rdma_link_unregister(&srnic_link_ops);
+	srnic_remove_all();
+	unregister_netdevice_notifier(&srnic_netdev_notifier);
+}
+
+/* After the RDMA core and the network stack are up when built in. */
+late_initcall(srnic_init);
+module_exit(srnic_exit);

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Device and port queries, user contexts and protection domains: the verbs
+ * entry points that own no queue.
+ */
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+
+#include "srnic_loc.h"
+
+void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	addrconf_addr_eui48((unsigned char *)&attr->sys_image_guid,
+			    sdev->ndev->dev_addr);
+	attr->vendor_id = SRNIC_VENDOR_ID;
+	attr->vendor_part_id = SRNIC_VENDOR_PART_ID;
+	attr->hw_ver = SRNIC_HW_VER;
+	attr->fw_ver = SRNIC_FW_VER;
+	attr->max_mr_size = SRNIC_MAX_MR_SIZE;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->max_qp = SRNIC_MAX_QP;
+	attr->max_qp_wr = SRNIC_MAX_QP_WR;
+	attr->max_send_sge = SRNIC_MAX_SGE;
+	attr->max_recv_sge = SRNIC_MAX_SGE;
+	attr->max_sge_rd = SRNIC_MAX_SGE;
+	attr->max_cq = SRNIC_MAX_CQ;
+	attr->max_cqe = SRNIC_MAX_CQE;
+	attr->max_mr = SRNIC_MAX_MR;
+	attr->max_pd = SRNIC_MAX_PD;
+	attr->max_pkeys = 1;
+	/*
+	 * No capability flag, atomic, SRQ, MW, AH or ODP support is reported
+	 * until the datapath implements it.
+	 */
+	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+}
+
+static int srnic_query_device(struct ib_device *ibdev,
+			      struct ib_device_attr *attr,
+			      struct ib_udata *udata)
+{
+	/* No driver-specific query data is defined. */
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+	*attr = to_sdev(ibdev)->attr;
+	return 0;
+}
+
+enum ib_port_state srnic_netdev_port_state(const struct net_device *ndev)
+{
+	return netif_running(ndev) && netif_carrier_ok(ndev) ? IB_PORT_ACTIVE :
+								IB_PORT_DOWN;
+}
+
+static int srnic_query_port(struct ib_device *ibdev, u32 port,
+			    struct ib_port_attr *attr)
+{
+	struct srnic_dev *sdev = to_sdev(ibdev);
+	struct net_device *ndev = sdev->ndev;
+
+	/* The core zeroed *attr and validated port. */
+	attr->state = srnic_netdev_port_state(ndev);
+	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
+				   IB_PORT_PHYS_STATE_LINK_UP :
+				   IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
+	attr->gid_tbl_len = SRNIC_GID_TABLE_LEN;
+	attr->pkey_tbl_len = 1;
+	attr->max_msg_sz = SRNIC_MAX_MSG_SIZE;
+	attr->max_vl_num = 1;
+	attr->port_cap_flags = 0;
+	/*
+	 * The netdev's link speed; while the netdev is being unregistered the
+	 * core no longer finds it, and the slowest speed is reported instead
+	 * of failing the query (the core's GID cache would log the failure).
+	 */
+	if (ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
+	return 0;
+}
+
+static int srnic_get_port_immutable(struct ib_device *ibdev, u32 port,
+				    struct ib_port_immutable *immutable)
+{
+	struct ib_port_attr attr;
+	int err;
+
+	err = ib_query_port(ibdev, port, &attr);
+	if (err)
+		return err;
+	immutable->pkey_tbl_len = attr.pkey_tbl_len;
+	immutable->gid_tbl_len = attr.gid_tbl_len;
+	/*
+	 * RoCEv2 only, without MAD/CM: the port gets RoCEv2 GIDs from the
+	 * netdev's addresses.  Management QPs come with the datapath.
+	 */
+	immutable->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP |
+				    RDMA_CORE_CAP_ETH_AH;
+	immutable->max_mad_size = 0;
+	return 0;
+}
+
+static enum rdma_link_layer srnic_get_link_layer(struct ib_device *ibdev,
+						 u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int srnic_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			    u16 *pkey)
+{
+	if (index > 0)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static void srnic_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	u64 v = to_sdev(ibdev)->attr.fw_ver;
+
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u.%u", SRNIC_FW_VER_MAJOR(v),
+		 SRNIC_FW_VER_MINOR(v), SRNIC_FW_VER_SUB(v));
+}
+
+static int srnic_alloc_ucontext(struct ib_ucontext *ibuc,
+				struct ib_udata *udata)
+{
+	struct srnic_dev *sdev = to_sdev(ibuc->device);
+	struct srnic_ucontext *suc = to_suc(ibuc);
+	struct srnic_alloc_ucontext_resp resp = {};
+	struct srnic_alloc_ucontext_req req = {};
+	struct page *uar_page;
+	int err;
+
+	/* The request is optional; what we do not understand must be zero. */
+	if (udata->inlen) {
+		err = ib_copy_from_udata(&req, udata,
+					 min(udata->inlen, sizeof(req)));
+		if (err)
+			return err;
+		if (req.comp_mask || req.reserved ||
+		    !ib_is_udata_cleared(udata, sizeof(req),
+					 udata->inlen > sizeof(req) ?
+						 udata->inlen - sizeof(req) : 0))
+			return -EOPNOTSUPP;
+	}
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+
+	if (atomic_inc_return(&sdev->num_ucontext) > SRNIC_MAX_UCONTEXT) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+
+	uar_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!uar_page) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+	/* From here on the entry owns the page, even on failure. */
+	suc->uar = srnic_mmap_insert(suc, SRNIC_MMAP_UAR, uar_page, true,
+				     &resp.uar_mmap_offset);
+	if (IS_ERR(suc->uar)) {
+		err = PTR_ERR(suc->uar);
+		suc->uar = NULL;
+		goto err_count;
+	}
+	suc->status = srnic_mmap_insert(suc, SRNIC_MMAP_STATUS,
+					sdev->status_page, false,
+					&resp.status_mmap_offset);
+	if (IS_ERR(suc->status)) {
+		err = PTR_ERR(suc->status);
+		suc->status = NULL;
+		goto err_uar;
+	}
+
+	resp.abi_version = SRNIC_ABI_VERSION;
+	resp.page_size = SRNIC_PAGE_SIZE;
+	resp.num_uars = SRNIC_UARS_PER_UCONTEXT;
+	resp.dbs_per_uar = SRNIC_DBS_PER_UAR;
+	resp.num_engines = SRNIC_NUM_ENGINES;
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err)
+		goto err_status;
+	return 0;
+
+err_status:
+	rdma_user_mmap_entry_remove(&suc->status->rdma);
+err_uar:
+	rdma_user_mmap_entry_remove(&suc->uar->rdma);
+err_count:
+	atomic_dec(&sdev->num_ucontext);
+	return err;
+}
+
+static void srnic_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+	struct srnic_ucontext *suc = to_suc(ibuc);
+
+	/*
+	 * Live mappings hold their own entry references, so the UAR page is
+	 * freed by srnic_mmap_free() once the last one is unmapped.
+	 */
+	rdma_user_mmap_entry_remove(&suc->status->rdma);
+	rdma_user_mmap_entry_remove(&suc->uar->rdma);
+	atomic_dec(&to_sdev(ibuc->device)->num_ucontext);
+}
+
+/*
+ * Device removal with contexts open.  Having this op makes the core tear the
+ * contexts down and return at once (the process sees DEVICE_FATAL) instead of
+ * waiting for every process to close its device file.  Every srnic mapping is
+ * made with rdma_user_mmap_io(), so the core has already zapped them; there
+ * is no other state to detach.
+ */
+static void srnic_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+static int srnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct srnic_dev *sdev = to_sdev(ibpd->device);
+	struct srnic_pd *spd = to_spd(ibpd);
+	struct srnic_alloc_pd_resp resp = {};
+	int pdn, err;
+
+	pdn = ida_alloc_max(&sdev->pd_ida, SRNIC_MAX_PD - 1, GFP_KERNEL);
+	if (pdn < 0)
+		return pdn == -ENOSPC ? -ENOMEM : pdn;
+	spd->pdn = pdn;
+
+	if (udata && udata->outlen) {
+		resp.pdn = pdn;
+		err = ib_copy_to_udata(udata, &resp,
+				       min(udata->outlen, sizeof(resp)));
+		if (err) {
+			ida_free(&sdev->pd_ida, pdn);
+			return err;
+		}
+	}
+	atomic_inc(&sdev->num_pd);
+	return 0;
+}
+
+static int srnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct srnic_dev *sdev = to_sdev(ibpd->device);
+
+	ida_free(&sdev->pd_ida, to_spd(ibpd)->pdn);
+	atomic_dec(&sdev->num_pd);
+	return 0;
+}
+
+/*
+ * Queue and memory objects arrive with the control path; until then the
+ * verbs the core requires of every device refuse cleanly.
+ */
+static int srnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			   SRNIC_CREATE_CQ_ARGS)
+{
+	return -EOPNOTSUPP;
+}
+
+static int srnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int srnic_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
+{
+	return -EOPNOTSUPP;
+}
+
+static int srnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f)
+{
+	return -EOPNOTSUPP;
+}
+
+static int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+			   struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+static int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			   int mask, struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+static int srnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			   const struct ib_send_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+static int srnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			   const struct ib_recv_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+static struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+				       u64 iova, int access,
+				       struct ib_udata *udata)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	return 0;
+}
+
+const struct ib_device_ops srnic_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = SRNIC_ABI_VERSION,
+	.device_group = &srnic_attr_group,
+
+	.query_device = srnic_query_device,
+	.query_port = srnic_query_port,
+	.get_port_immutable = srnic_get_port_immutable,
+	.get_link_layer = srnic_get_link_layer,
+	.query_pkey = srnic_query_pkey,
+	.get_dev_fw_str = srnic_get_dev_fw_str,
+
+	.alloc_ucontext = srnic_alloc_ucontext,
+	.dealloc_ucontext = srnic_dealloc_ucontext,
+	.disassociate_ucontext = srnic_disassociate_ucontext,
+	.mmap = srnic_mmap,
+	.mmap_free = srnic_mmap_free,
+
+	.alloc_pd = srnic_alloc_pd,
+	.dealloc_pd = srnic_dealloc_pd,
+
+	.create_cq = srnic_create_cq,
+	.destroy_cq = srnic_destroy_cq,
+	.poll_cq = srnic_poll_cq,
+	.req_notify_cq = srnic_req_notify_cq,
+	.create_qp = srnic_create_qp,
+	.modify_qp = srnic_modify_qp,
+	.destroy_qp = srnic_destroy_qp,
+	.post_send = srnic_post_send,
+	.post_recv = srnic_post_recv,
+	.get_dma_mr = srnic_get_dma_mr,
+	.reg_user_mr = srnic_reg_user_mr,
+	.dereg_mr = srnic_dereg_mr,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, srnic_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, srnic_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, srnic_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, srnic_ucontext, ibuc),
+};

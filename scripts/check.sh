@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# `make check`: host unit tests, then every VM suite in one boot; prints TAP from each part and
+# a final "N passed, N failed" line over both.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+build=${BUILD:-$top/build}
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+echo "# ==== host unit tests (ctest)"
+(cd "$build/cmake" && ctest --output-on-failure) 2>&1 | tee "$log/host.txt"
+host_rc=${PIPESTATUS[0]}
+# "100% tests passed, 0 tests failed out of 12"
+host_total=$(sed -n 's/.* tests failed out of \([0-9]*\).*/\1/p' "$log/host.txt" | tail -n 1)
+host_failed=$(sed -n 's/.*, \([0-9]*\) tests failed out of.*/\1/p' "$log/host.txt" | tail -n 1)
+host_total=${host_total:-0} host_failed=${host_failed:-0}
+[ "$host_rc" -eq 0 ] || [ "$host_failed" -gt 0 ] || host_failed=1
+host_passed=$((host_total - host_failed))
+
+echo "# ==== VM suites"
+qemu/run --timeout "${VM_TIMEOUT:-2400}" --module kernel/srnic.ko -- tests/vm/run-all.sh 2>&1 |
+	tee "$log/vm.txt"
+vm_rc=${PIPESTATUS[0]}
+vm_line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed' "$log/vm.txt" | tail -n 1)
+vm_passed=$(echo "$vm_line" | sed -n 's/^vm: \([0-9]*\) passed.*/\1/p')
+vm_failed=$(echo "$vm_line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+vm_skipped=$(echo "$vm_line" | sed -n 's/.* \([0-9]*\) skipped.*/\1/p')
+vm_passed=${vm_passed:-0} vm_failed=${vm_failed:-0} vm_skipped=${vm_skipped:-0}
+# A crash, hang or kernel warning fails the run even if every test passed.
+if [ "$vm_rc" -ne 0 ] && [ "$vm_failed" -eq 0 ]; then
+	echo "not ok - VM run (qemu/run status $vm_rc: crash, hang or kernel warning)"
+	vm_failed=1
+fi
+
+passed=$((host_passed + vm_passed))
+failed=$((host_failed + vm_failed))
+echo "# host: $host_passed passed, $host_failed failed; vm: $vm_passed passed, $vm_failed failed, $vm_skipped skipped"
+echo "$passed passed, $failed failed, $vm_skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The main job, run inside the VM by `make run`: load srnic, create devices, and show the standard
+# RDMA tools working on them; then remove everything (qemu/run fails the run on any kernel warning).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+export RDMAV_DRIVERS=$top/build/cmake/libsrnic
+step() { printf '\n$ %s\n' "$*"; "$@"; }
+
+ip link add srnic_veth0 type veth peer name srnic_veth1
+ip link set srnic_veth0 up
+ip link set srnic_veth1 up
+ip link add rxe_veth0 type veth peer name rxe_veth1
+ip link set rxe_veth0 up
+ip link set rxe_veth1 up
+
+step rdma link add srnic0 type srnic netdev srnic_veth0
+step rdma link add alpha type srnic netdev srnic_veth1
+step rdma link add rxe0 type rxe netdev rxe_veth0
+# The core fills the RoCE GID table from a workqueue.
+for _ in $(seq 1 500); do
+	grep -q fe80 /sys/class/infiniband/srnic0/ports/1/gids/0 2>/dev/null && break
+	sleep 0.01
+done
+step rdma link show
+step ibv_devices
+step ibv_devinfo -v -d srnic0
+# Which provider took each device: srnic for srnic0 and alpha, rxe for rxe0.
+step ibv_devinfo -d alpha
+step ibv_devinfo -d rxe0
+step rdma link del alpha
+step rdma link del rxe0
+step rdma link del srnic0
+step rmmod srnic
+echo
+echo "demo: done"

@@ -1,0 +1,77 @@
+# Shared by the guest-side scripts: device set-up, and running suites with
+# pass/fail/skip accounting.  Sourced, not executed.
+top=${top:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BUILD=${BUILD:-$top/build}
+VMBIN=$BUILD/cmake/vm
+export RDMAV_DRIVERS=$BUILD/cmake/libsrnic
+export SRNIC_DEV=${SRNIC_DEV:-srnic0}
+export SRNIC_NETDEV=${SRNIC_NETDEV:-srnic_veth0}
+PASSED=0 FAILED=0 SKIPPED=0
+
+# A veth pair and srnic0 on one end; the module loads on demand.
+srnic_setup_main_device() {
+	ip link add "$SRNIC_NETDEV" type veth peer name "${SRNIC_NETDEV%0}1" &&
+	ip link set "$SRNIC_NETDEV" up && ip link set "${SRNIC_NETDEV%0}1" up &&
+	rdma link add "$SRNIC_DEV" type srnic netdev "$SRNIC_NETDEV" || return 1
+	# The core fills RoCE GIDs from a workqueue; wait for the link-local one.
+	local i
+	for i in $(seq 1 500); do
+		grep -q fe80 "/sys/class/infiniband/$SRNIC_DEV/ports/1/gids/0" 2>/dev/null && return 0
+		sleep 0.01
+	done
+	echo "srnic0 has no GID 0" >&2
+	return 1
+}
+
+# run_ksft SUITE [ARGS]: a kselftest binary; counts its TAP results.
+run_ksft() {
+	local suite=$1 out start=$SECONDS
+	shift
+	echo "# ---- $suite $*"
+	out=$(mktemp)
+	"$VMBIN/$suite" "$@" 2>&1 | while IFS= read -r line; do
+		printf '%s\n' "$line"
+		[[ $line == "ok "* || $line == "not ok "* ]] && echo "#   ($((SECONDS - start)) s into $suite)"
+	done | tee "$out"
+	PASSED=$((PASSED + $(grep -cE '^ok [0-9]+ ' "$out" | tr -d ' ') - $(grep -cE '^ok [0-9]+ .*# SKIP' "$out")))
+	SKIPPED=$((SKIPPED + $(grep -cE '^ok [0-9]+ .*# SKIP' "$out")))
+	FAILED=$((FAILED + $(grep -cE '^not ok [0-9]+ ' "$out")))
+	# A suite that dies without a plan line failed as a whole.
+	grep -qE '^1\.\.[0-9]+' "$out" || FAILED=$((FAILED + 1))
+	rm -f "$out"
+}
+
+# run_check NAME CMD...: one check of a tool's behaviour, as TAP.
+run_check() {
+	local name=$1
+	shift
+	if "$@"; then
+		echo "ok - $name"
+		PASSED=$((PASSED + 1))
+	else
+		echo "not ok - $name"
+		FAILED=$((FAILED + 1))
+	fi
+}
+
+# run_pyverbs MODULE...: rdma-core's Python tests against $SRNIC_DEV.
+run_pyverbs() {
+	local src=/usr/share/doc/rdma-core/tests dir out m
+	dir=$(mktemp -d)/tests
+	cp -r "$src" "$dir" && gunzip -f "$dir"/*.gz || { FAILED=$((FAILED + 1)); return; }
+	out=$(mktemp)
+	for m in "$@"; do
+		echo "# ---- rdma-core $m"
+		(cd "$dir" && /usr/bin/python3 run_tests.py --dev "$SRNIC_DEV" --gid 0 -v "$m") 2>&1 | tee -a "$out"
+	done
+	# unittest -v: "test_x (tests.mod.Class.test_x) ... ok|FAIL|ERROR|skipped '...'"
+	PASSED=$((PASSED + $(grep -cE '\.\.\. ok$' "$out")))
+	FAILED=$((FAILED + $(grep -cE '\.\.\. (FAIL|ERROR)$' "$out")))
+	SKIPPED=$((SKIPPED + $(grep -cE '\.\.\. skipped' "$out")))
+	rm -f "$out"
+}
+
+summary() {
+	echo "vm: $PASSED passed, $FAILED failed, $SKIPPED skipped"
+	[ "$FAILED" -eq 0 ]
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs every VM suite in one boot (called by `make check` through qemu/run).
+# Prints TAP from each suite and ends with "vm: N passed, N failed, N skipped".
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/vm/lib.sh"
+
+srnic_setup_main_device || { echo "vm: 0 passed, 1 failed, 0 skipped"; exit 1; }
+
+# kselftest suites: every TAP line of theirs counts.
+run_ksft device_test
+run_ksft link_test
+run_ksft removal_test
+
+# The standard tools on the device.
+run_check "ibv_devices lists $SRNIC_DEV" \
+	sh -c "ibv_devices | grep -qw $SRNIC_DEV"
+run_check "ibv_devinfo -v: active Ethernet port with RoCEv2 GIDs" \
+	sh -c "ibv_devinfo -v -d $SRNIC_DEV | tee /tmp/devinfo.txt >/dev/null &&
+	       grep -q 'state:.*PORT_ACTIVE' /tmp/devinfo.txt &&
+	       grep -q 'link_layer:.*Ethernet' /tmp/devinfo.txt &&
+	       grep -q 'GID\[ *0\]:.*fe80.*RoCE v2' /tmp/devinfo.txt"
+run_check "rdma link shows $SRNIC_DEV on $SRNIC_NETDEV" \
+	sh -c "rdma link show $SRNIC_DEV/1 | grep -q 'netdev $SRNIC_NETDEV'"
+
+# rdma-core's own suite, the parts this stage of srnic covers.
+run_pyverbs test_device test_pd
+
+# Last: unloading srnic with a context open, then a clean unload.
+SRNIC_TEST_RMMOD=1 run_ksft removal_test -t rmmod_with_open_context
+run_check "rdma link del and rmmod leave no device" \
+	sh -c "rdma link del $SRNIC_DEV && rmmod srnic &&
+	       ! ls /sys/class/infiniband | grep -q ."
+
+summary

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/* Helpers shared by the VM suites that go through libibverbs. */
+#ifndef SRNIC_TEST_H
+#define SRNIC_TEST_H
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <infiniband/verbs.h>
+
+#include "uverbs_raw.h"
+
+/* Runs a shell command quietly; returns its exit status (or -1). */
+static inline int sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
+/* Like sh() but with stderr captured into @err (for error text checks). */
+static inline int sh_err(char *err, size_t len, const char *fmt, ...)
+{
+	char cmd[1024], full[1200];
+	va_list ap;
+	FILE *f;
+	size_t n;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	snprintf(full, sizeof(full), "%s 2>&1 >/dev/null", cmd);
+	f = popen(full, "r");
+	if (!f)
+		return -1;
+	n = fread(err, 1, len - 1, f);
+	err[n] = 0;
+	st = pclose(f);
+	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
+static inline struct ibv_device *find_ibv_device(struct ibv_device **list,
+						 const char *name)
+{
+	for (; list && *list; list++)
+		if (!strcmp(ibv_get_device_name(*list), name))
+			return *list;
+	return NULL;
+}
+
+/* Opens the named device through libibverbs and its provider. */
+static inline struct ibv_context *open_named(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_device *dev = find_ibv_device(list, name);
+	struct ibv_context *ctx = dev ? ibv_open_device(dev) : NULL;
+
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+static inline int ibdev_exists(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s", name);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * Waits, at most @ms, for a condition the kernel completes asynchronously
+ * (e.g. a queued device unregistration).  Polls the state itself, so the
+ * result never depends on timing when the condition is reached.
+ */
+static inline int wait_until(int (*cond)(const char *), const char *arg,
+			     int want, int ms)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	for (int waited = 0; waited <= ms; waited += 10) {
+		if (!!cond(arg) == want)
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* Waits, at most @ms, for the next async event of @type, skipping others. */
+static inline int wait_async_event(struct ibv_context *ctx,
+				   enum ibv_event_type type, int ms)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	while (poll(&pfd, 1, ms) == 1) {
+		if (ibv_get_async_event(ctx, &ev))
+			return 0;
+		enum ibv_event_type got = ev.event_type;
+
+		ibv_ack_async_event(&ev);
+		if (got == type)
+			return 1;
+	}
+	return 0;
+}
+
+#endif /* SRNIC_TEST_H */

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * libsrnic: device matching, context (UAR and engine status mappings),
+ * device/port queries and protection domains.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "srnic.h"
+
+/*
+ * srnic's kernel driver id is RDMA_DRIVER_UNKNOWN, which other drivers share,
+ * and its devices carry whatever name the user gave them.  What identifies
+ * one is the srnic_abi_version attribute of the ib device; any other device,
+ * including one of another driver whose provider is missing, is refused.
+ */
+static bool srnic_match_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	char buf[16];
+	char *end;
+	unsigned long ver;
+
+	if (sysfs_dev->driver_id != RDMA_DRIVER_UNKNOWN)
+		return false;
+	if (ibv_read_ibdev_sysfs_file(buf, sizeof(buf), sysfs_dev, "%s",
+				      SRNIC_SYSFS_ABI_ATTR) <= 0)
+		return false;
+	errno = 0;
+	ver = strtoul(buf, &end, 10);
+	return !errno && end != buf && *end == '\0' && ver == SRNIC_ABI_VERSION;
+}
+
+static int srnic_query_device_ex(struct ibv_context *ibctx,
+				 const struct ibv_query_device_ex_input *input,
+				 struct ibv_device_attr_ex *attr,
+				 size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+	uint64_t v;
+	int err;
+
+	err = ibv_cmd_query_device_any(ibctx, input, attr, attr_size, &resp,
+				       &resp_size);
+	if (err)
+		return err;
+	v = resp.base.fw_ver;
+	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+		 "%u.%u.%u", SRNIC_FW_VER_MAJOR(v), SRNIC_FW_VER_MINOR(v),
+		 SRNIC_FW_VER_SUB(v));
+	return 0;
+}
+
+static int srnic_query_port(struct ibv_context *ibctx, uint8_t port,
+			    struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd;
+
+	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
+}
+
+static struct ibv_pd *srnic_alloc_pd(struct ibv_context *ibctx)
+{
+	struct ibv_alloc_pd cmd = {};
+	struct srnic_alloc_pd_cmd_resp resp = {};
+	struct srnic_pd *pd;
+	int err;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_alloc_pd(ibctx, &pd->ibpd, &cmd, sizeof(cmd),
+			       &resp.ibv_resp, sizeof(resp));
+	if (err) {
+		free(pd);
+		errno = err;
+		return NULL;
+	}
+	pd->pdn = resp.drv_payload.pdn;
+	return &pd->ibpd;
+}
+
+static int srnic_dealloc_pd(struct ibv_pd *ibpd)
+{
+	int err = ibv_cmd_dealloc_pd(ibpd);
+
+	if (err)
+		return err;
+	free(to_spd(ibpd));
+	return 0;
+}
+
+static void srnic_unmap(struct srnic_context *ctx)
+{
+	if (ctx->status)
+		munmap((void *)ctx->status, SRNIC_PAGE_SIZE);
+	if (ctx->uar)
+		munmap(ctx->uar, ctx->uar_len);
+	ctx->status = NULL;
+	ctx->uar = NULL;
+}
+
+static void srnic_free_context(struct ibv_context *ibctx)
+{
+	struct srnic_context *ctx = to_sctx(ibctx);
+
+	srnic_unmap(ctx);
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+}
+
+static const struct verbs_context_ops srnic_ctx_ops = {
+	.query_device_ex = srnic_query_device_ex,
+	.query_port = srnic_query_port,
+	.alloc_pd = srnic_alloc_pd,
+	.dealloc_pd = srnic_dealloc_pd,
+	.free_context = srnic_free_context,
+};
+
+/* Maps the pages the kernel described in the context response. */
+static int srnic_map(struct srnic_context *ctx, int cmd_fd,
+		     const struct srnic_alloc_ucontext_resp *r)
+{
+	void *p;
+
+	if (r->abi_version != SRNIC_ABI_VERSION ||
+	    r->page_size != SRNIC_PAGE_SIZE || !r->num_uars ||
+	    r->dbs_per_uar != SRNIC_DBS_PER_UAR || !r->num_engines ||
+	    r->num_engines > SRNIC_MAX_ENGINES)
+		return EPROTO;
+
+	ctx->uar_len = (size_t)r->num_uars * SRNIC_PAGE_SIZE;
+	p = mmap(NULL, ctx->uar_len, PROT_WRITE | PROT_READ, MAP_SHARED, cmd_fd,
+		 r->uar_mmap_offset);
+	if (p == MAP_FAILED)
+		return errno;
+	ctx->uar = p;
+
+	p = mmap(NULL, SRNIC_PAGE_SIZE, PROT_READ, MAP_SHARED, cmd_fd,
+		 r->status_mmap_offset);
+	if (p == MAP_FAILED) {
+		int err = errno;
+
+		srnic_unmap(ctx);
+		return err;
+	}
+	ctx->status = p;
+	ctx->dbs_per_uar = r->dbs_per_uar;
+	ctx->num_engines = r->num_engines;
+	return 0;
+}
+
+static struct verbs_context *srnic_alloc_context(struct ibv_device *ibdev,
+						 int cmd_fd, void *private_data)
+{
+	struct srnic_get_context cmd = {};
+	struct srnic_get_context_resp resp = {};
+	struct srnic_context *ctx;
+	int err;
+
+	(void)private_data;
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, vctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	err = ibv_cmd_get_context(&ctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
+	if (err)
+		goto err_free;
+	err = srnic_map(ctx, cmd_fd, &resp.drv_payload);
+	if (err) {
+		verbs_err(&ctx->vctx, "srnic: cannot map context pages: %s\n",
+			  strerror(err));
+		goto err_free;
+	}
+	verbs_set_ops(&ctx->vctx, &srnic_ctx_ops);
+	return &ctx->vctx;
+
+err_free:
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+	errno = err;
+	return NULL;
+}
+
+static struct verbs_device *srnic_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct srnic_device *dev;
+
+	(void)sysfs_dev;
+	dev = calloc(1, sizeof(*dev));
+	return dev ? &dev->vdev : NULL;
+}
+
+static void srnic_uninit_device(struct verbs_device *vdev)
+{
+	free((struct srnic_device *)vdev);
+}
+
+/*
+ * Empty but required: libibverbs walks the table of every provider whenever
+ * a device reports a known driver id.  Matching is srnic_match_device().
+ */
+static const struct verbs_match_ent srnic_match_table[] = {
+	VERBS_MATCH_END,
+};
+
+static const struct verbs_device_ops srnic_dev_ops = {
+	.name = "srnic",
+	.match_min_abi_version = SRNIC_ABI_VERSION,
+	.match_max_abi_version = SRNIC_ABI_VERSION,
+	.match_table = srnic_match_table,
+	.match_device = srnic_match_device,
+	.alloc_device = srnic_alloc_device,
+	.uninit_device = srnic_uninit_device,
+	.alloc_context = srnic_alloc_context,
+};
+
+VERBS_PROVIDER_REGISTER(srnic_dev_ops)
