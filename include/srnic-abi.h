@@ -105,4 +105,244 @@ struct srnic_alloc_pd_resp {
 	__u32 reserved;
 };
 
+/*
+ * Where a queue's doorbell register is: the UAR page (by its mmap offset,
+ * each page mapped once per context by the provider) and the slot in it.
+ * A context starts with one UAR page and gains pages as its queues need
+ * slots.
+ */
+struct srnic_db_loc {
+	__aligned_u64 uar_mmap_offset;
+	__u32 slot;		/* < SRNIC_DBS_PER_UAR */
+	__u32 reserved;
+};
+
+/*
+ * Queue memory.  Rings and doorbell records are allocated by the provider in
+ * its own memory and pinned by the kernel when the queue is created: each
+ * ring is page aligned (and pinned in whole pages); a doorbell record is
+ * 8-byte aligned and does not cross a page.
+ */
+
+/*
+ * Completion queue entry.  The engine writes every field, then owner last
+ * with a release store; an entry belongs to software when its owner bit
+ * is (index >> log2(entries) & 1) ^ 1 for its free-running index: 1 on the
+ * first pass, 0 on the second, so a zeroed ring holds no valid entry.
+ */
+#define SRNIC_CQE_SIZE 64u
+
+enum srnic_cqe_owner {
+	SRNIC_CQE_OWNER_BIT = 1u << 0,
+};
+
+/* srnic_cqe.wc_flags; the provider maps them to enum ibv_wc_flags. */
+enum srnic_cqe_flags {
+	SRNIC_CQE_GRH = 1u << 0,	/* a 40-byte GRH precedes the data */
+	SRNIC_CQE_WITH_IMM = 1u << 1,
+	SRNIC_CQE_WITH_INV = 1u << 2,	/* imm_data holds the invalidated rkey */
+};
+
+struct srnic_cqe {
+	__aligned_u64 wr_id;
+	__aligned_u64 timestamp;	/* ns, when requested */
+	__u32 byte_len;
+	__u32 imm_data;		/* network order, or invalidated rkey */
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 vendor_err;
+	__u16 pkey_index;
+	__u8 opcode;		/* enum ibv_wc_opcode */
+	__u8 status;		/* enum ibv_wc_status */
+	__u8 wc_flags;		/* enum srnic_cqe_flags */
+	__u8 sl;
+	__u8 reserved0[2];
+	__u32 reserved1[4];
+	__u8 reserved2[3];
+	__u8 owner;		/* written last */
+};
+
+/* CQ doorbell record, in user memory. */
+struct srnic_cq_db {
+	__u32 consumer;		/* software's consumer counter (free running) */
+	__u32 arm;		/* enum srnic_cq_arm | sequence << 8 */
+};
+
+enum srnic_cq_arm {
+	SRNIC_CQ_ARM_NONE = 0,
+	SRNIC_CQ_ARM_NEXT = 1,		/* event on the next completion */
+	SRNIC_CQ_ARM_SOLICITED = 2,	/* event on the next solicited one */
+};
+
+/* ibv_create_cq: udata of the request and the response. */
+struct srnic_create_cq_req {
+	__aligned_u64 buf_addr;	/* ring: entries * SRNIC_CQE_SIZE bytes */
+	__aligned_u64 db_addr;	/* struct srnic_cq_db */
+	__u32 log_entries;	/* ring holds 1 << log_entries CQEs */
+	__u32 reserved;
+};
+
+struct srnic_create_cq_resp {
+	struct srnic_db_loc db;	/* arm doorbell */
+	__u32 cqn;
+	__u32 reserved;
+};
+
+/* ibv_resize_cq: the new ring; CQEs not yet polled are moved into it. */
+struct srnic_resize_cq_req {
+	__aligned_u64 buf_addr;
+	__u32 log_entries;
+	__u32 reserved;
+};
+
+struct srnic_resize_cq_resp {
+	__u32 consumer;		/* consumer counter to continue from */
+	__u32 reserved;
+};
+
+/*
+ * Send queue WQE: a control segment, then by opcode a remote-address and an
+ * atomic segment or a UD segment, then scatter/gather entries or inline
+ * data.  Every WQE of a QP has the same size, a power of two (the "stride")
+ * chosen at creation; the engine copies a WQE into kernel memory before it
+ * reads any field.
+ */
+#define SRNIC_SEND_WQE_MIN 64u
+#define SRNIC_SEND_WQE_MAX 1024u
+#define SRNIC_RECV_WQE_MIN 32u
+#define SRNIC_RECV_WQE_MAX 1024u
+/* Inline data a QP can be asked for (what ibv_create_qp may request). */
+#define SRNIC_MAX_INLINE_DATA 512u
+/*
+ * Bytes before the data/inline part of a send WQE: control, then for RC/UC
+ * remote address + atomic, for UD the UD segment.  Every opcode of a QP uses
+ * its type's header size, so capacity does not depend on the opcode.
+ */
+#define SRNIC_SEND_HDR_RC 64u	/* ctrl 32 + raddr 16 + atomic 16 */
+#define SRNIC_SEND_HDR_UD 80u	/* ctrl 32 + ud 48 */
+
+enum srnic_wqe_flags {
+	SRNIC_WQE_SIGNALED = 1u << 0,
+	SRNIC_WQE_SOLICITED = 1u << 1,
+	SRNIC_WQE_FENCE = 1u << 2,
+	SRNIC_WQE_INLINE = 1u << 3,
+};
+
+struct srnic_wqe_ctrl {
+	__aligned_u64 wr_id;
+	__u8 opcode;		/* enum ibv_wr_opcode */
+	__u8 flags;		/* enum srnic_wqe_flags */
+	__u8 num_sge;		/* data segments that follow, or 0 if inline */
+	__u8 reserved0;
+	__u32 imm_data;		/* network order imm, or rkey to invalidate */
+	__u32 inline_len;	/* bytes of inline data, when INLINE */
+	__u32 reserved1[3];
+};
+
+struct srnic_wqe_raddr {
+	__aligned_u64 remote_addr;
+	__u32 rkey;
+	__u32 reserved;
+};
+
+struct srnic_wqe_atomic {
+	__aligned_u64 compare_add;
+	__aligned_u64 swap;
+};
+
+/* Address vector, as filled from an AH (RoCEv2: GRH always present). */
+struct srnic_av {
+	__u8 dgid[16];
+	__u8 dmac[6];
+	__u8 sgid_index;
+	__u8 hop_limit;
+	__u32 flow_label;
+	__u8 traffic_class;
+	__u8 sl;
+	__u16 reserved;
+};
+
+struct srnic_wqe_ud {
+	struct srnic_av av;
+	__u32 remote_qpn;
+	__u32 remote_qkey;
+	__u32 reserved[2];
+};
+
+struct srnic_wqe_data {
+	__u32 length;
+	__u32 lkey;
+	__aligned_u64 addr;
+};
+
+/* Receive WQE (RQ and SRQ): a header, then scatter entries; power-of-two stride. */
+struct srnic_recv_wqe_hdr {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+};
+
+/*
+ * QP doorbell record, in user memory.  Counters are free running.  The
+ * provider writes the producers (after the WQEs, with release order); the
+ * engine writes the consumers once it has copied WQEs out of the rings, so
+ * the provider knows which ring slots it may reuse.  The engine trusts
+ * neither: a producer more than a ring ahead of its consumer is an error of
+ * the queue's owner.
+ *
+ * Posting sends: write WQEs, store sq_producer (release), store the same
+ * value into the QP's doorbell slot (release), full barrier, then if the
+ * engine status says NEED_WAKEUP, wake it with a zero-WR post_send command.
+ * Posting receives needs no doorbell: the engine reads rq_producer when it
+ * needs a receive WQE.
+ */
+struct srnic_qp_db {
+	__u32 sq_producer;
+	__u32 rq_producer;
+	__u32 sq_consumer;	/* engine-written */
+	__u32 rq_consumer;	/* engine-written */
+};
+
+/* SRQ doorbell record; same rules as the QP's receive side. */
+struct srnic_srq_db {
+	__u32 producer;
+	__u32 consumer;		/* engine-written */
+};
+
+/* ibv_create_qp: udata of the request and the response. */
+struct srnic_create_qp_req {
+	__aligned_u64 sq_buf_addr;	/* sq entries << sq_log_stride bytes */
+	__aligned_u64 rq_buf_addr;	/* 0 with an SRQ or no receive queue */
+	__aligned_u64 db_addr;		/* struct srnic_qp_db */
+	__u32 sq_log_entries;
+	__u32 sq_log_stride;
+	__u32 rq_log_entries;
+	__u32 rq_log_stride;
+};
+
+struct srnic_create_qp_resp {
+	struct srnic_db_loc db;		/* send doorbell */
+	__u32 qpn;
+	__u32 max_inline_data;		/* what the stride leaves room for */
+};
+
+/* ibv_create_srq: udata of the request and the response. */
+struct srnic_create_srq_req {
+	__aligned_u64 buf_addr;
+	__aligned_u64 db_addr;		/* struct srnic_srq_db */
+	__u32 log_entries;
+	__u32 log_stride;
+};
+
+struct srnic_create_srq_resp {
+	__u32 srqn;
+	__u32 reserved;
+};
+
+/* ibv_create_ah: the resolved destination MAC for the provider's AV. */
+struct srnic_create_ah_resp {
+	__u8 dmac[6];
+	__u8 reserved[2];
+};
+
 #endif /* SRNIC_ABI_H */

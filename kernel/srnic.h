@@ -18,9 +18,13 @@
 
 #include "srnic-abi.h"
 #include "srnic_compat.h"
+#include "srnic_mr.h"
 
 #define SRNIC_DRV_NAME		"srnic"
 #define SRNIC_LINK_TYPE		"srnic"
+
+/* xarray mark of QPs the engine scans (can send, or must flush). */
+#define SRNIC_QP_ACTIVE		XA_MARK_1
 
 /* The one port every srnic device has: RoCEv2 on the bound netdev. */
 #define SRNIC_PORT		1
@@ -51,8 +55,55 @@
 #define SRNIC_MAX_MR_SIZE	(1ULL << 40)
 #define SRNIC_MAX_MSG_SIZE	(1U << 31)
 #define SRNIC_GID_TABLE_LEN	32
-#define SRNIC_UARS_PER_UCONTEXT	1
+#define SRNIC_MAX_QP_RD_ATOM	16
+#define SRNIC_MAX_SRQ		(64 * 1024)
+#define SRNIC_MAX_SRQ_WR	(32 * 1024)
+#define SRNIC_MAX_AH		(1024 * 1024)
+/* Each context starts with one UAR page and grows up to this many. */
+#define SRNIC_MAX_UARS_PER_UCONTEXT 256
 #define SRNIC_NUM_ENGINES	1
+
+/* Pinned user memory with a kernel mapping (srnic_umem.c). */
+struct srnic_umem {
+	struct ib_umem *umem;
+	void *kva;
+	size_t len;
+	unsigned int npages;
+	bool vmapped;
+};
+
+struct srnic_mr;
+
+/* A scatter/gather list resolved against MRs, or a kernel buffer. */
+struct srnic_sge_ref {
+	struct srnic_mr *mr;		/* referenced */
+	u64 iova;
+	u64 len;
+};
+
+struct srnic_sg {
+	u8 *kbuf;			/* inline data: no MR */
+	u32 n;
+	u64 total;
+	struct srnic_sge_ref e[SRNIC_MAX_SGE];
+};
+
+/*
+ * The engine: one kernel thread per device that plays the NIC.  It polls the
+ * send doorbells of the device's active QPs, executes their WQEs and writes
+ * completions; when idle it sleeps with the NEED_WAKEUP protocol (see
+ * srnic_engine.c).
+ */
+struct srnic_engine {
+	struct task_struct *task;
+	wait_queue_head_t wait;
+	bool kicked;			/* a waker's request, under wait.lock */
+	struct srnic_engine_status *status; /* the status page, user-visible */
+	void *wqe;			/* scratch: one send WQE, copied */
+	void *rwqe;			/* scratch: one receive WQE, copied */
+	struct srnic_sg local, remote;	/* scratch: the two sides of a copy */
+	u64 wqes, wakeups, sleeps, scans, busy;	/* counters */
+};
 
 struct srnic_dev {
 	struct ib_device ibdev;		/* first: ib_alloc_device() */
@@ -71,6 +122,25 @@ struct srnic_dev {
 	atomic_t num_ucontext;
 	atomic_t num_pd;
 	struct ida pd_ida;
+
+	/* Pages pinned for user memory (MRs, rings, doorbell records). */
+	atomic64_t pinned_pages;
+
+	struct srnic_mr_table mrt;
+
+	/* Queue numbers: QPN 0 and 1 are reserved by the IB spec. */
+	struct xarray qps;	/* qpn -> struct srnic_qp * */
+	u32 next_qpn;
+	struct xarray cqs;	/* cqn -> struct srnic_cq * */
+	u32 next_cqn;
+	struct xarray srqs;	/* srqn -> struct srnic_srq * */
+	u32 next_srqn;
+	atomic_t num_ah;
+
+	struct dentry *debugfs;	/* /sys/kernel/debug/srnic/<name> */
+
+	struct srnic_engine engine;
+	u32 id;				/* in the host-wide device registry */
 };
 
 enum srnic_mmap_type {
@@ -85,10 +155,27 @@ struct srnic_mmap_entry {
 	bool owns_page;		/* freed with the entry (UAR) or not (status) */
 };
 
+/* One UAR page of a context and which of its doorbell slots are taken. */
+struct srnic_uar {
+	struct srnic_mmap_entry *entry;
+	u64 mmap_offset;
+	DECLARE_BITMAP(used, SRNIC_DBS_PER_UAR);
+};
+
 struct srnic_ucontext {
 	struct ib_ucontext ibuc;
-	struct srnic_mmap_entry *uar;
 	struct srnic_mmap_entry *status;
+	struct mutex uar_lock;		/* uars[], num_uars, bitmaps */
+	unsigned int num_uars;
+	struct srnic_uar *uars[SRNIC_MAX_UARS_PER_UCONTEXT];
+};
+
+/* A queue's doorbell register: a slot of one of its context's UAR pages. */
+struct srnic_db_ref {
+	struct srnic_ucontext *suc;
+	u16 uar;
+	u16 slot;
+	struct srnic_db_slot *kva;	/* user-writable: read with READ_ONCE */
 };
 
 struct srnic_pd {
@@ -96,13 +183,106 @@ struct srnic_pd {
 	u32 pdn;
 };
 
-/* Queues: objects the control path fills in; for now only their core part. */
 struct srnic_cq {
 	struct ib_cq ibcq;
+	u32 cqn;
+	spinlock_t lock;		/* ring, producer, arm: engines, resize */
+	struct srnic_umem ring;		/* 1 << log_entries struct srnic_cqe */
+	struct srnic_umem db;		/* struct srnic_cq_db */
+	u32 log_entries;
+	u32 producer;			/* kernel-owned, free running */
+	u32 fired_arm;			/* last arm word that raised an event */
+	bool overrun;			/* an entry was lost: CQ in error */
+	struct srnic_db_ref dbr;	/* arm doorbell */
 };
 
+/* A work queue in user memory: SQ, RQ or SRQ ring. */
+struct srnic_wq {
+	struct srnic_umem ring;
+	u32 log_entries;
+	u32 log_stride;
+};
+
+/*
+ * Locking: @lock (mutex) serialises modify_qp with the owning engine's send
+ * processing; @rq_lock (spinlock) guards the receive side, which engines of
+ * any srnic device consume.  @ref pins the QP for an engine that found it
+ * (srnic_qp_get/put); destroy waits until every such reference is gone.
+ */
 struct srnic_qp {
 	struct ib_qp ibqp;
+	u32 qpn;
+	refcount_t ref;
+	struct completion drained;
+	struct mutex lock;		/* attr, state changes, SQ processing */
+	spinlock_t rq_lock;
+	int state;			/* enum ib_qp_state, READ_ONCE */
+	u32 sq_cons;			/* next send WQE to execute */
+	u32 rq_cons;			/* next receive WQE to consume */
+	/* RNR: when the blocked send may be retried, and retries left. */
+	unsigned long rnr_until;
+	bool rnr_wait;
+	u8 rnr_left;
+	u8 retry_left;
+	bool in_progress;		/* the WQE at sq_cons was started */
+	u32 visits;
+	int peer_dev;			/* RC/UC: device of the peer, or -1 */
+	u8 sgid[16];			/* our GID (from the path's sgid_index) */
+	struct srnic_wq sq;
+	struct srnic_wq rq;		/* unused with an SRQ */
+	struct srnic_umem db;		/* struct srnic_qp_db */
+	struct srnic_db_ref dbr;	/* send doorbell */
+	struct ib_qp_cap cap;		/* what the queue really holds */
+	struct ib_qp_attr attr;		/* current attributes (query_qp) */
+	bool sq_sig_all;
+};
+
+struct srnic_srq {
+	struct ib_srq ibsrq;
+	u32 srqn;
+	spinlock_t rq_lock;		/* consumption by any engine */
+	u32 cons;
+	struct mutex lock;
+	struct srnic_wq wq;
+	struct srnic_umem db;		/* struct srnic_srq_db */
+	u32 max_sge;
+	u32 limit;			/* armed when non-zero */
+};
+
+/* A message as the responder sees it (srnic_resp.c). */
+struct srnic_msg {
+	u8 opcode;			/* IB_UVERBS_WR_* of the requester */
+	bool has_imm;
+	bool solicited;
+	u32 imm;			/* network order */
+	u64 len;
+	const struct srnic_sg *payload;	/* SEND, WRITE */
+	u32 src_qpn;
+	u32 rkey;			/* RDMA, atomics */
+	u64 raddr;
+	u64 compare_add;
+	u64 swap;
+	/* UD: what goes into the receiver's GRH */
+	const u8 *sgid;
+	const u8 *dgid;
+	u8 hop_limit;
+	u8 traffic_class;
+	u32 flow_label;
+};
+
+/* The responder's answer, as an RC requester would get it on the wire. */
+enum srnic_resp {
+	SRNIC_RESP_OK,
+	SRNIC_RESP_RNR,			/* no receive WQE: RNR NAK */
+	SRNIC_RESP_DROP,		/* destination not receiving: no answer */
+	SRNIC_RESP_NAK_INV,		/* invalid request */
+	SRNIC_RESP_NAK_ACCESS,		/* remote access error */
+	SRNIC_RESP_NAK_OP,		/* remote operational error */
+};
+
+struct srnic_ah {
+	struct ib_ah ibah;
+	struct srnic_av av;
 };
 
 static inline struct srnic_dev *to_sdev(struct ib_device *ibdev)
@@ -118,6 +298,26 @@ static inline struct srnic_ucontext *to_suc(struct ib_ucontext *ibuc)
 static inline struct srnic_pd *to_spd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct srnic_pd, ibpd);
+}
+
+static inline struct srnic_cq *to_scq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct srnic_cq, ibcq);
+}
+
+static inline struct srnic_qp *to_sqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct srnic_qp, ibqp);
+}
+
+static inline struct srnic_srq *to_ssrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct srnic_srq, ibsrq);
+}
+
+static inline struct srnic_ah *to_sah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct srnic_ah, ibah);
 }
 
 static inline struct srnic_mmap_entry *

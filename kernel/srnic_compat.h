@@ -32,8 +32,8 @@ static inline void srnic_vm_flags_clear(struct vm_area_struct *vma,
 #define SRNIC_CREATE_CQ_ARGS struct uverbs_attr_bundle *attrs
 #define srnic_create_cq_udata() (&attrs->driver_udata)
 #else
-#define SRNIC_CREATE_CQ_ARGS struct ib_udata *udata
-#define srnic_create_cq_udata() (udata)
+#define SRNIC_CREATE_CQ_ARGS struct ib_udata *cq_udata
+#define srnic_create_cq_udata() (cq_udata)
 #endif
 
 #endif /* SRNIC_COMPAT_H */

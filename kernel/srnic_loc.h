@@ -5,6 +5,9 @@
 
 #include "srnic.h"
 
+/* Checks that the udata bytes past what we understand are zero. */
+int srnic_udata_in(struct ib_udata *udata, void *req, size_t len);
+
 /* srnic_verbs.c */
 extern const struct ib_device_ops srnic_dev_ops;
 void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr);
@@ -18,7 +21,112 @@ struct srnic_mmap_entry *srnic_mmap_insert(struct srnic_ucontext *suc,
 int srnic_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void srnic_mmap_free(struct rdma_user_mmap_entry *rdma);
 
+/* srnic_uar.c */
+int srnic_uar_init(struct srnic_ucontext *suc);
+void srnic_uar_cleanup(struct srnic_ucontext *suc);
+int srnic_db_alloc(struct srnic_ucontext *suc, struct srnic_db_ref *ref,
+		   struct srnic_db_loc *loc);
+void srnic_db_free(struct srnic_db_ref *ref);
+
+/* srnic_cq.c */
+int srnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    SRNIC_CREATE_CQ_ARGS);
+int srnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int srnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+
+/* srnic_qp.c */
+int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int srnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int srnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+
+/* srnic_srq.c */
+int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int srnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int srnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int srnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+
+/* srnic_ah.c */
+int srnic_create_user_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+			 struct ib_udata *udata);
+int srnic_destroy_ah(struct ib_ah *ibah, u32 flags);
+
+/* srnic_engine.c */
+int srnic_engine_start(struct srnic_dev *sdev, const char *name);
+void srnic_engine_stop(struct srnic_dev *sdev);
+void srnic_engine_kick(struct srnic_dev *sdev);
+
+/* srnic_req.c */
+int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,
+		     unsigned long *timer);
+
+/* srnic_resp.c */
+bool srnic_recv_available(struct srnic_qp *qp);
+enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
+				struct srnic_msg *m, bool place_data);
+enum srnic_resp srnic_resp_write(struct srnic_engine *eng, struct srnic_qp *dst,
+				 struct srnic_msg *m);
+enum srnic_resp srnic_resp_read(struct srnic_engine *eng, struct srnic_qp *dst,
+				struct srnic_msg *m, struct srnic_sg *into);
+enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst,
+				  struct srnic_msg *m, u64 *orig);
+
+/* srnic_comp.c */
+void srnic_cq_post(struct srnic_cq *cq, const struct srnic_cqe *src,
+		   bool solicited);
+void srnic_qp_event(struct srnic_qp *qp, enum ib_event_type type);
+void srnic_qp_set_error(struct srnic_qp *qp);
+void srnic_send_complete(struct srnic_qp *qp, const struct srnic_wqe_ctrl *ctrl,
+			 enum ib_wc_status status, u32 byte_len);
+int srnic_qp_flush(struct srnic_qp *qp);
+
+/* srnic_sg.c */
+void srnic_sg_release(struct srnic_sg *sg);
+int srnic_sg_range(struct srnic_dev *sdev, struct srnic_pd *pd, u32 key,
+		   u64 iova, u64 len, int access, struct srnic_sg *sg);
+int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
+		     const struct srnic_wqe_data *sge, u32 n, int access,
+		     struct srnic_sg *sg);
+void srnic_sg_copy(const struct srnic_sg *dst, u64 doff,
+		   const struct srnic_sg *src, u64 soff, u64 len);
+void srnic_sg_write(const struct srnic_sg *dst, u64 doff, const void *buf,
+		    u64 len);
+
+/* srnic_peer.c */
+int srnic_registry_add(struct srnic_dev *sdev);
+void srnic_registry_del(struct srnic_dev *sdev);
+int srnic_dev_by_gid(const u8 *gid);
+struct srnic_qp *srnic_peer_get(int dev_id, u32 qpn);
+void srnic_qp_put(struct srnic_qp *qp);
+
 /* srnic_sysfs.c */
 extern const struct attribute_group srnic_attr_group;
+
+/* srnic_umem.c: pinned user memory for rings and doorbell records */
+void srnic_pinned_add(struct srnic_dev *sdev, long npages);
+int srnic_umem_pin(struct srnic_dev *sdev, u64 addr, size_t len, bool ring,
+		   struct srnic_umem *out);
+void srnic_umem_release(struct srnic_dev *sdev, struct srnic_umem *um);
+
+/* srnic_mr.c */
+int srnic_mr_table_init(struct srnic_dev *sdev);
+void srnic_mr_table_destroy(struct srnic_dev *sdev);
+struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata);
+int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* srnic_debugfs.c */
+void srnic_debugfs_init(void);
+void srnic_debugfs_cleanup(void);
+void srnic_debugfs_add_dev(struct srnic_dev *sdev, const char *name);
+void srnic_debugfs_remove_dev(struct srnic_dev *sdev);
 
 #endif /* SRNIC_LOC_H */

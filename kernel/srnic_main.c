@@ -49,8 +49,20 @@ static void srnic_dealloc_driver(struct ib_device *ibdev)
 	list_del_init(&sdev->dev_list);
 	mutex_unlock(&srnic_devices_lock);
 
+	srnic_registry_del(sdev);
+	srnic_engine_stop(sdev);
+	srnic_debugfs_remove_dev(sdev);
 	WARN_ON(atomic_read(&sdev->num_pd));
 	WARN_ON(atomic_read(&sdev->num_ucontext));
+	WARN_ON(atomic_read(&sdev->num_ah));
+	WARN_ON(!xa_empty(&sdev->qps));
+	WARN_ON(!xa_empty(&sdev->cqs));
+	WARN_ON(!xa_empty(&sdev->srqs));
+	WARN_ON(atomic64_read(&sdev->pinned_pages));
+	srnic_mr_table_destroy(sdev);
+	xa_destroy(&sdev->qps);
+	xa_destroy(&sdev->cqs);
+	xa_destroy(&sdev->srqs);
 	ida_destroy(&sdev->pd_ida);
 	if (sdev->status_page)
 		__free_page(sdev->status_page);
@@ -105,8 +117,16 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&sdev->dev_list);
 	ida_init(&sdev->pd_ida);
+	sdev->id = U32_MAX;
+	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->cqs, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC);
 	/* From here on, srnic_dealloc_driver() undoes whatever was done. */
 	ib_set_device_ops(&sdev->ibdev, &srnic_link_dev_ops);
+	/* Leaves a table srnic_mr_table_destroy() accepts, even on failure. */
+	err = srnic_mr_table_init(sdev);
+	if (err)
+		goto err_dealloc;
 
 	sdev->status_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
 	if (!sdev->status_page) {
@@ -115,6 +135,8 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	}
 	atomic_set(&sdev->num_ucontext, 0);
 	atomic_set(&sdev->num_pd, 0);
+	atomic_set(&sdev->num_ah, 0);
+	atomic64_set(&sdev->pinned_pages, 0);
 	sdev->ndev = ndev;
 	sdev->port_state = srnic_netdev_port_state(ndev);
 
@@ -126,6 +148,8 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	sdev->ibdev.local_dma_lkey = 0;
 	sdev->ibdev.node_guid = sdev->attr.sys_image_guid;
 	strscpy(sdev->ibdev.node_desc, "srnic", sizeof(sdev->ibdev.node_desc));
+	/* The zero-WR post_send is the doorbell wake-up call (srnic_engine.c). */
+	sdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
 
 	err = ib_device_set_netdev(&sdev->ibdev, ndev, SRNIC_PORT);
 	if (err)
@@ -145,6 +169,15 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	}
 	list_add_tail(&sdev->dev_list, &srnic_devices);
 	mutex_unlock(&srnic_devices_lock);
+
+	/* Before registering, so that an early unregistration removes them. */
+	srnic_debugfs_add_dev(sdev, ibdev_name);
+	err = srnic_engine_start(sdev, ibdev_name);
+	if (err)
+		goto err_dealloc;
+	err = srnic_registry_add(sdev);
+	if (err)
+		goto err_dealloc;
 
 	err = ib_register_device(&sdev->ibdev, ibdev_name, NULL);
 	if (err) {
@@ -220,9 +253,12 @@ static int __init srnic_init(void)
 {
 	int err;
 
+	srnic_debugfs_init();
 	err = register_netdevice_notifier(&srnic_netdev_notifier);
-	if (err)
+	if (err) {
+		srnic_debugfs_cleanup();
 		return err;
+	}
 	rdma_link_register(&srnic_link_ops);
 	return 0;
 }
@@ -257,6 +293,7 @@ static void __exit srnic_exit(void)
 	rdma_link_unregister(&srnic_link_ops);
 	srnic_remove_all();
 	unregister_netdevice_notifier(&srnic_netdev_notifier);
+	srnic_debugfs_cleanup();
 }
 
 /* After the RDMA core and the network stack are up when built in. */

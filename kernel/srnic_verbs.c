@@ -31,11 +31,18 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 	attr->max_mr = SRNIC_MAX_MR;
 	attr->max_pd = SRNIC_MAX_PD;
 	attr->max_pkeys = 1;
+	attr->max_qp_rd_atom = SRNIC_MAX_QP_RD_ATOM;
+	attr->max_qp_init_rd_atom = SRNIC_MAX_QP_RD_ATOM;
+	attr->max_res_rd_atom = SRNIC_MAX_QP_RD_ATOM * SRNIC_MAX_QP;
+	attr->max_srq = SRNIC_MAX_SRQ;
+	attr->max_srq_wr = SRNIC_MAX_SRQ_WR;
+	attr->max_srq_sge = SRNIC_MAX_SGE;
+	attr->max_ah = SRNIC_MAX_AH;
 	/*
-	 * No capability flag, atomic, SRQ, MW, AH or ODP support is reported
-	 * until the datapath implements it.
+	 * No capability flag, MW, XRC or ODP support is reported until
+	 * the datapath implements it.
 	 */
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 }
 
@@ -138,7 +145,6 @@ static int srnic_alloc_ucontext(struct ib_ucontext *ibuc,
 	struct srnic_ucontext *suc = to_suc(ibuc);
 	struct srnic_alloc_ucontext_resp resp = {};
 	struct srnic_alloc_ucontext_req req = {};
-	struct page *uar_page;
 	int err;
 
 	/* The request is optional; what we do not understand must be zero. */
@@ -161,19 +167,9 @@ static int srnic_alloc_ucontext(struct ib_ucontext *ibuc,
 		goto err_count;
 	}
 
-	uar_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	if (!uar_page) {
-		err = -ENOMEM;
-		goto err_count;
-	}
-	/* From here on the entry owns the page, even on failure. */
-	suc->uar = srnic_mmap_insert(suc, SRNIC_MMAP_UAR, uar_page, true,
-				     &resp.uar_mmap_offset);
-	if (IS_ERR(suc->uar)) {
-		err = PTR_ERR(suc->uar);
-		suc->uar = NULL;
-		goto err_count;
-	}
+	err = srnic_uar_init(suc);
+	if (err)
+		goto err_uar;
 	suc->status = srnic_mmap_insert(suc, SRNIC_MMAP_STATUS,
 					sdev->status_page, false,
 					&resp.status_mmap_offset);
@@ -185,7 +181,8 @@ static int srnic_alloc_ucontext(struct ib_ucontext *ibuc,
 
 	resp.abi_version = SRNIC_ABI_VERSION;
 	resp.page_size = SRNIC_PAGE_SIZE;
-	resp.num_uars = SRNIC_UARS_PER_UCONTEXT;
+	resp.num_uars = 1;
+	resp.uar_mmap_offset = suc->uars[0]->mmap_offset;
 	resp.dbs_per_uar = SRNIC_DBS_PER_UAR;
 	resp.num_engines = SRNIC_NUM_ENGINES;
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
@@ -196,7 +193,7 @@ static int srnic_alloc_ucontext(struct ib_ucontext *ibuc,
 err_status:
 	rdma_user_mmap_entry_remove(&suc->status->rdma);
 err_uar:
-	rdma_user_mmap_entry_remove(&suc->uar->rdma);
+	srnic_uar_cleanup(suc);
 err_count:
 	atomic_dec(&sdev->num_ucontext);
 	return err;
@@ -206,12 +203,8 @@ static void srnic_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 	struct srnic_ucontext *suc = to_suc(ibuc);
 
-	/*
-	 * Live mappings hold their own entry references, so the UAR page is
-	 * freed by srnic_mmap_free() once the last one is unmapped.
-	 */
 	rdma_user_mmap_entry_remove(&suc->status->rdma);
-	rdma_user_mmap_entry_remove(&suc->uar->rdma);
+	srnic_uar_cleanup(suc);
 	atomic_dec(&to_sdev(ibuc->device)->num_ucontext);
 }
 
@@ -260,21 +253,24 @@ static int srnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
-/*
- * Queue and memory objects arrive with the control path; until then the
- * verbs the core requires of every device refuse cleanly.
- */
-static int srnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-			   SRNIC_CREATE_CQ_ARGS)
+int srnic_udata_in(struct ib_udata *udata, void *req, size_t len)
 {
-	return -EOPNOTSUPP;
-}
+	int err;
 
-static int srnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
-{
+	if (udata->inlen < len)
+		return -EINVAL;
+	err = ib_copy_from_udata(req, udata, len);
+	if (err)
+		return err;
+	if (!ib_is_udata_cleared(udata, len, udata->inlen - len))
+		return -EOPNOTSUPP;
 	return 0;
 }
 
+/*
+ * The datapath arrives with the engine; until then the verbs the core
+ * requires of every device for kernel consumers refuse cleanly.
+ */
 static int srnic_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 {
 	return -EOPNOTSUPP;
@@ -285,26 +281,18 @@ static int srnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f)
 	return -EOPNOTSUPP;
 }
 
-static int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-			   struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-static int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-			   int mask, struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-static int srnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
-{
-	return 0;
-}
-
+/*
+ * Send WQEs are posted in user memory, never through the kernel.  A
+ * zero-WR post_send is the provider's doorbell system call: it wakes the
+ * engine that announced NEED_WAKEUP.
+ */
 static int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			   const struct ib_send_wr **bad_wr)
 {
+	if (!wr) {
+		srnic_engine_kick(to_sdev(ibqp->device));
+		return 0;
+	}
 	*bad_wr = wr;
 	return -EOPNOTSUPP;
 }
@@ -319,18 +307,6 @@ static int srnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 static struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access)
 {
 	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
-				       u64 iova, int access,
-				       struct ib_udata *udata)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
-{
-	return 0;
 }
 
 const struct ib_device_ops srnic_dev_ops = {
@@ -357,19 +333,30 @@ const struct ib_device_ops srnic_dev_ops = {
 
 	.create_cq = srnic_create_cq,
 	.destroy_cq = srnic_destroy_cq,
+	.resize_cq = srnic_resize_cq,
 	.poll_cq = srnic_poll_cq,
 	.req_notify_cq = srnic_req_notify_cq,
 	.create_qp = srnic_create_qp,
 	.modify_qp = srnic_modify_qp,
+	.query_qp = srnic_query_qp,
 	.destroy_qp = srnic_destroy_qp,
+	.create_srq = srnic_create_srq,
+	.modify_srq = srnic_modify_srq,
+	.query_srq = srnic_query_srq,
+	.destroy_srq = srnic_destroy_srq,
+	.create_user_ah = srnic_create_user_ah,
+	.destroy_ah = srnic_destroy_ah,
 	.post_send = srnic_post_send,
 	.post_recv = srnic_post_recv,
 	.get_dma_mr = srnic_get_dma_mr,
 	.reg_user_mr = srnic_reg_user_mr,
+	.rereg_user_mr = srnic_rereg_user_mr,
 	.dereg_mr = srnic_dereg_mr,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, srnic_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, srnic_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, srnic_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, srnic_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_ah, srnic_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, srnic_ucontext, ibuc),
 };

@@ -97,21 +97,12 @@ static int srnic_dealloc_pd(struct ibv_pd *ibpd)
 	return 0;
 }
 
-static void srnic_unmap(struct srnic_context *ctx)
-{
-	if (ctx->status)
-		munmap((void *)ctx->status, SRNIC_PAGE_SIZE);
-	if (ctx->uar)
-		munmap(ctx->uar, ctx->uar_len);
-	ctx->status = NULL;
-	ctx->uar = NULL;
-}
-
 static void srnic_free_context(struct ibv_context *ibctx)
 {
 	struct srnic_context *ctx = to_sctx(ibctx);
 
-	srnic_unmap(ctx);
+	srnic_queues_cleanup(ctx);
+	munmap((void *)ctx->status, SRNIC_PAGE_SIZE);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }
@@ -121,6 +112,9 @@ static const struct verbs_context_ops srnic_ctx_ops = {
 	.query_port = srnic_query_port,
 	.alloc_pd = srnic_alloc_pd,
 	.dealloc_pd = srnic_dealloc_pd,
+	.reg_mr = srnic_reg_mr,
+	.rereg_mr = srnic_rereg_mr,
+	.dereg_mr = srnic_dereg_mr,
 	.free_context = srnic_free_context,
 };
 
@@ -128,30 +122,33 @@ static const struct verbs_context_ops srnic_ctx_ops = {
 static int srnic_map(struct srnic_context *ctx, int cmd_fd,
 		     const struct srnic_alloc_ucontext_resp *r)
 {
-	void *p;
+	void *uar, *status;
+	int err;
 
 	if (r->abi_version != SRNIC_ABI_VERSION ||
-	    r->page_size != SRNIC_PAGE_SIZE || !r->num_uars ||
+	    r->page_size != SRNIC_PAGE_SIZE || r->num_uars != 1 ||
 	    r->dbs_per_uar != SRNIC_DBS_PER_UAR || !r->num_engines ||
 	    r->num_engines > SRNIC_MAX_ENGINES)
 		return EPROTO;
 
-	ctx->uar_len = (size_t)r->num_uars * SRNIC_PAGE_SIZE;
-	p = mmap(NULL, ctx->uar_len, PROT_WRITE | PROT_READ, MAP_SHARED, cmd_fd,
-		 r->uar_mmap_offset);
-	if (p == MAP_FAILED)
+	uar = mmap(NULL, SRNIC_PAGE_SIZE, PROT_WRITE | PROT_READ, MAP_SHARED,
+		   cmd_fd, r->uar_mmap_offset);
+	if (uar == MAP_FAILED)
 		return errno;
-	ctx->uar = p;
-
-	p = mmap(NULL, SRNIC_PAGE_SIZE, PROT_READ, MAP_SHARED, cmd_fd,
-		 r->status_mmap_offset);
-	if (p == MAP_FAILED) {
-		int err = errno;
-
-		srnic_unmap(ctx);
+	status = mmap(NULL, SRNIC_PAGE_SIZE, PROT_READ, MAP_SHARED, cmd_fd,
+		      r->status_mmap_offset);
+	if (status == MAP_FAILED) {
+		err = errno;
+		munmap(uar, SRNIC_PAGE_SIZE);
 		return err;
 	}
-	ctx->status = p;
+	err = srnic_queues_init(ctx, r->uar_mmap_offset, uar);
+	if (err) {
+		munmap(uar, SRNIC_PAGE_SIZE);
+		munmap(status, SRNIC_PAGE_SIZE);
+		return err;
+	}
+	ctx->status = status;
 	ctx->dbs_per_uar = r->dbs_per_uar;
 	ctx->num_engines = r->num_engines;
 	return 0;
@@ -182,6 +179,7 @@ static struct verbs_context *srnic_alloc_context(struct ibv_device *ibdev,
 		goto err_free;
 	}
 	verbs_set_ops(&ctx->vctx, &srnic_ctx_ops);
+	verbs_set_ops(&ctx->vctx, &srnic_queue_ops);
 	return &ctx->vctx;
 
 err_free:

@@ -3,6 +3,8 @@
 #ifndef SRNIC_USER_H
 #define SRNIC_USER_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
@@ -24,24 +26,134 @@ static_assert(sizeof(struct srnic_alloc_pd_cmd_resp) ==
 	      sizeof(struct ib_uverbs_alloc_pd_resp) +
 	      sizeof(struct srnic_alloc_pd_resp), "alloc_pd resp padding");
 
+VERBS_DRV_CMD(srnic_create_cq_cmd, ibv_create_cq, ib_uverbs_create_cq_resp,
+	      srnic_create_cq_req, srnic_create_cq_resp);
+VERBS_DRV_CMD(srnic_resize_cq_cmd, ibv_resize_cq, ib_uverbs_resize_cq_resp,
+	      srnic_resize_cq_req, srnic_resize_cq_resp);
+VERBS_DRV_CMD(srnic_create_qp_cmd, ibv_create_qp, ib_uverbs_create_qp_resp,
+	      srnic_create_qp_req, srnic_create_qp_resp);
+VERBS_DRV_CMD(srnic_create_srq_cmd, ibv_create_srq, ib_uverbs_create_srq_resp,
+	      srnic_create_srq_req, srnic_create_srq_resp);
+
+/* create_ah has no driver request, only a driver response. */
+struct srnic_create_ah_cmd_resp {
+	struct ib_uverbs_create_ah_resp ibv_resp;
+	struct srnic_create_ah_resp drv_payload;
+};
+static_assert(sizeof(struct srnic_create_ah_cmd_resp) ==
+	      sizeof(struct ib_uverbs_create_ah_resp) +
+	      sizeof(struct srnic_create_ah_resp), "create_ah resp padding");
+
 struct srnic_device {
 	struct verbs_device vdev;
 };
 
+/* A page of doorbell records, handed out in 64-byte slots. */
+#define SRNIC_DBREC_SLOT 64u
+#define SRNIC_DBRECS_PER_PAGE (SRNIC_PAGE_SIZE / SRNIC_DBREC_SLOT)
+
+struct srnic_dbrec_page {
+	struct srnic_dbrec_page *next;
+	void *mem;
+	uint64_t used;		/* bitmap of SRNIC_DBRECS_PER_PAGE slots */
+};
+
+/* A UAR page mapped into this process, by its mmap offset. */
+struct srnic_uar_map {
+	uint64_t mmap_offset;
+	void *addr;
+};
+
+#define SRNIC_MAX_UAR_MAPS 256
+
 struct srnic_context {
 	struct verbs_context vctx;	/* libibverbs' part, first */
-	void *uar;			/* num_uars doorbell pages */
-	size_t uar_len;
 	uint32_t dbs_per_uar;
 	uint32_t num_engines;
 	/* Engine status, kernel-written, mapped read-only. */
 	const volatile struct srnic_engine_status *status;
+
+	pthread_mutex_t lock;		/* the two tables below */
+	struct srnic_dbrec_page *dbrec_pages;
+	unsigned int num_uar_maps;
+	struct srnic_uar_map uar_maps[SRNIC_MAX_UAR_MAPS]; /* [0]: initial page */
+};
+
+struct srnic_cq {
+	struct verbs_cq vcq;
+	pthread_spinlock_t lock;
+	struct srnic_cqe *ring;
+	size_t ring_len;
+	uint32_t log_entries;
+	uint32_t consumer;		/* free running */
+	uint32_t arm_sn;
+	uint32_t cqn;
+	struct srnic_cq_db *db;		/* doorbell record */
+	struct srnic_db_slot *doorbell;	/* in a UAR page */
+};
+
+struct srnic_wq {
+	void *ring;
+	size_t ring_len;
+	uint32_t log_entries;
+	uint32_t log_stride;
+};
+
+struct srnic_qp {
+	struct verbs_qp vqp;
+	pthread_spinlock_t sq_lock;
+	pthread_spinlock_t rq_lock;
+	struct srnic_wq sq;
+	struct srnic_wq rq;
+	uint32_t sq_head;		/* free-running producer counters */
+	uint32_t rq_head;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+	struct srnic_qp_db *db;
+	struct srnic_db_slot *doorbell;
+};
+
+struct srnic_srq {
+	struct verbs_srq vsrq;
+	pthread_spinlock_t lock;
+	struct srnic_wq wq;
+	uint32_t head;
+	uint32_t max_sge;
+	struct srnic_srq_db *db;
+	uint32_t srqn;
+};
+
+struct srnic_ah {
+	struct ibv_ah ibah;
+	struct srnic_av av;
 };
 
 struct srnic_pd {
 	struct ibv_pd ibpd;
 	uint32_t pdn;
 };
+
+/* srnic_mr.c */
+struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			    uint64_t hca_va, int access);
+int srnic_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		   void *addr, size_t length, int access);
+int srnic_dereg_mr(struct verbs_mr *vmr);
+
+/* srnic_post.c */
+int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr);
+int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr);
+int srnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr);
+
+/* srnic_queues.c */
+int srnic_queues_init(struct srnic_context *ctx, uint64_t uar0_offset,
+		      void *uar0);
+void srnic_queues_cleanup(struct srnic_context *ctx);
+extern const struct verbs_context_ops srnic_queue_ops;
 
 static inline struct srnic_context *to_sctx(struct ibv_context *ibctx)
 {

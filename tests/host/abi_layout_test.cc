@@ -51,3 +51,92 @@ TEST(AbiLayout, EightByteMultiples) {
 	EXPECT_EQ(sizeof(srnic_alloc_pd_resp) % 8, 0u);
 	EXPECT_EQ(alignof(srnic_alloc_ucontext_resp), 8u);
 }
+
+TEST(AbiLayout, DoorbellLocation) {
+	EXPECT_EQ(sizeof(srnic_db_loc), 16u);
+	EXPECT_EQ(offsetof(srnic_db_loc, uar_mmap_offset), 0u);
+	EXPECT_EQ(offsetof(srnic_db_loc, slot), 8u);
+}
+
+TEST(AbiLayout, Cqe) {
+	EXPECT_EQ(sizeof(srnic_cqe), SRNIC_CQE_SIZE);
+	EXPECT_EQ(offsetof(srnic_cqe, wr_id), 0u);
+	EXPECT_EQ(offsetof(srnic_cqe, timestamp), 8u);
+	EXPECT_EQ(offsetof(srnic_cqe, byte_len), 16u);
+	EXPECT_EQ(offsetof(srnic_cqe, imm_data), 20u);
+	EXPECT_EQ(offsetof(srnic_cqe, qp_num), 24u);
+	EXPECT_EQ(offsetof(srnic_cqe, src_qp), 28u);
+	EXPECT_EQ(offsetof(srnic_cqe, vendor_err), 32u);
+	EXPECT_EQ(offsetof(srnic_cqe, pkey_index), 36u);
+	EXPECT_EQ(offsetof(srnic_cqe, opcode), 38u);
+	EXPECT_EQ(offsetof(srnic_cqe, status), 39u);
+	EXPECT_EQ(offsetof(srnic_cqe, wc_flags), 40u);
+	// The owner byte is the last one, written last.
+	EXPECT_EQ(offsetof(srnic_cqe, owner), SRNIC_CQE_SIZE - 1);
+}
+
+TEST(AbiLayout, CqCommands) {
+	EXPECT_EQ(sizeof(srnic_cq_db), 8u);
+	EXPECT_EQ(offsetof(srnic_cq_db, arm), 4u);
+	EXPECT_EQ(sizeof(srnic_create_cq_req), 24u);
+	EXPECT_EQ(offsetof(srnic_create_cq_req, db_addr), 8u);
+	EXPECT_EQ(offsetof(srnic_create_cq_req, log_entries), 16u);
+	EXPECT_EQ(sizeof(srnic_create_cq_resp), 24u);
+	EXPECT_EQ(offsetof(srnic_create_cq_resp, cqn), 16u);
+	EXPECT_EQ(sizeof(srnic_resize_cq_req), 16u);
+	EXPECT_EQ(sizeof(srnic_resize_cq_resp), 8u);
+}
+
+TEST(AbiLayout, SendWqeSegments) {
+	EXPECT_EQ(sizeof(srnic_wqe_ctrl), 32u);
+	EXPECT_EQ(offsetof(srnic_wqe_ctrl, opcode), 8u);
+	EXPECT_EQ(offsetof(srnic_wqe_ctrl, flags), 9u);
+	EXPECT_EQ(offsetof(srnic_wqe_ctrl, num_sge), 10u);
+	EXPECT_EQ(offsetof(srnic_wqe_ctrl, imm_data), 12u);
+	EXPECT_EQ(offsetof(srnic_wqe_ctrl, inline_len), 16u);
+	EXPECT_EQ(sizeof(srnic_wqe_raddr), 16u);
+	EXPECT_EQ(sizeof(srnic_wqe_atomic), 16u);
+	EXPECT_EQ(sizeof(srnic_av), 32u);
+	EXPECT_EQ(offsetof(srnic_av, dmac), 16u);
+	EXPECT_EQ(offsetof(srnic_av, flow_label), 24u);
+	EXPECT_EQ(sizeof(srnic_wqe_ud), 48u);
+	EXPECT_EQ(offsetof(srnic_wqe_ud, remote_qpn), 32u);
+	EXPECT_EQ(sizeof(srnic_wqe_data), 16u);
+	EXPECT_EQ(offsetof(srnic_wqe_data, addr), 8u);
+	// The header sizes the capacity rules use.
+	EXPECT_EQ(SRNIC_SEND_HDR_RC, sizeof(srnic_wqe_ctrl) +
+		  sizeof(srnic_wqe_raddr) + sizeof(srnic_wqe_atomic));
+	EXPECT_EQ(SRNIC_SEND_HDR_UD, sizeof(srnic_wqe_ctrl) + sizeof(srnic_wqe_ud));
+	EXPECT_LE(SRNIC_SEND_HDR_UD + SRNIC_MAX_INLINE_DATA, SRNIC_SEND_WQE_MAX);
+}
+
+TEST(AbiLayout, QueueCommands) {
+	EXPECT_EQ(sizeof(srnic_recv_wqe_hdr), 16u);
+	EXPECT_EQ(sizeof(srnic_qp_db), 16u);
+	EXPECT_EQ(offsetof(srnic_qp_db, rq_producer), 4u);
+	EXPECT_EQ(offsetof(srnic_qp_db, sq_consumer), 8u);
+	EXPECT_EQ(offsetof(srnic_qp_db, rq_consumer), 12u);
+	EXPECT_EQ(offsetof(srnic_srq_db, consumer), 4u);
+	EXPECT_EQ(sizeof(srnic_srq_db), 8u);
+	EXPECT_EQ(sizeof(srnic_create_qp_req), 40u);
+	EXPECT_EQ(offsetof(srnic_create_qp_req, rq_buf_addr), 8u);
+	EXPECT_EQ(offsetof(srnic_create_qp_req, db_addr), 16u);
+	EXPECT_EQ(offsetof(srnic_create_qp_req, sq_log_entries), 24u);
+	EXPECT_EQ(offsetof(srnic_create_qp_req, rq_log_stride), 36u);
+	EXPECT_EQ(sizeof(srnic_create_qp_resp), 24u);
+	EXPECT_EQ(offsetof(srnic_create_qp_resp, qpn), 16u);
+	EXPECT_EQ(offsetof(srnic_create_qp_resp, max_inline_data), 20u);
+	EXPECT_EQ(sizeof(srnic_create_srq_req), 24u);
+	EXPECT_EQ(sizeof(srnic_create_srq_resp), 8u);
+	// Follows the 4-byte core create_ah response: 4-byte fields only.
+	EXPECT_EQ(sizeof(srnic_create_ah_resp), 8u);
+	EXPECT_EQ(alignof(srnic_create_ah_resp), 1u);
+}
+
+TEST(AbiLayout, FirmwareVersionPacking) {
+	const unsigned long long v = (2ull << 32) | (3u << 16) | 4u;
+
+	EXPECT_EQ(SRNIC_FW_VER_MAJOR(v), 2u);
+	EXPECT_EQ(SRNIC_FW_VER_MINOR(v), 3u);
+	EXPECT_EQ(SRNIC_FW_VER_SUB(v), 4u);
+}

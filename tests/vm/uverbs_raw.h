@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <rdma/ib_user_verbs.h>
@@ -137,6 +138,47 @@ static inline int uverbs_dealloc_pd(int fd, uint32_t handle)
 
 	return uverbs_write(fd, IB_USER_VERBS_CMD_DEALLOC_PD, &cmd,
 			    sizeof(cmd), NULL, 0, 0);
+}
+
+struct srnic_raw_cq {
+	struct ib_uverbs_create_cq_resp core;
+	struct srnic_create_cq_resp drv;
+};
+
+/* create_cq with any driver request, as a hostile process could send it. */
+static inline int uverbs_create_cq(int fd, int cqe, const void *drv_req,
+				   size_t drv_len, struct srnic_raw_cq *out)
+{
+	struct ib_uverbs_create_cq cmd = {};
+
+	memset(out, 0, sizeof(*out));
+	cmd.response = (uintptr_t)out;
+	cmd.cqe = cqe;
+	cmd.comp_channel = -1;
+	return uverbs_write(fd, IB_USER_VERBS_CMD_CREATE_CQ, &cmd, sizeof(cmd),
+			    drv_req, drv_len, sizeof(*out));
+}
+
+static inline int uverbs_destroy_cq(int fd, uint32_t handle)
+{
+	struct ib_uverbs_destroy_cq_resp resp;
+	struct ib_uverbs_destroy_cq cmd = { .cq_handle = handle };
+
+	cmd.response = (uintptr_t)&resp;
+	return uverbs_write(fd, IB_USER_VERBS_CMD_DESTROY_CQ, &cmd, sizeof(cmd),
+			    NULL, 0, sizeof(resp));
+}
+
+/* Pages srnic has pinned for @dev, from debugfs; -1 if unreadable. */
+static inline long srnic_pinned_pages(const char *dev)
+{
+	char path[256], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/srnic/%s/pinned_pages",
+		 dev);
+	if (srnic_read_sysfs(path, buf, sizeof(buf)))
+		return -1;
+	return atol(buf);
 }
 
 #endif /* SRNIC_UVERBS_RAW_H */

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Completions: CQEs into user rings, completion and CQ-error events, and
+ * moving a QP to the error state with its outstanding WQEs flushed.
+ */
+#include "srnic_loc.h"
+
+static inline u8 srnic_cqe_owner(u32 n, u32 log)
+{
+	return ((n >> log) & 1) ^ 1;
+}
+
+/*
+ * Appends @src to @cq.  A ring that holds no free entry by the consumer
+ * counter in user memory (or a counter that makes no sense) is an overrun:
+ * the CQ goes to error, IB_EVENT_CQ_ERR is raised, and nothing more is
+ * written to it.
+ */
+void srnic_cq_post(struct srnic_cq *cq, const struct srnic_cqe *src,
+		   bool solicited)
+{
+	struct srnic_cq_db *db = cq->db.kva;
+	bool fire = false, overrun = false;
+	struct srnic_cqe *cqe;
+	unsigned long flags;
+	u32 arm, n;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->overrun)
+		goto out;
+	n = 1U << cq->log_entries;
+	if (cq->producer - READ_ONCE(db->consumer) >= n) {
+		cq->overrun = true;
+		overrun = true;
+		goto out;
+	}
+	cqe = (struct srnic_cqe *)cq->ring.kva + (cq->producer & (n - 1));
+	memcpy(cqe, src, offsetof(struct srnic_cqe, owner));
+	/* Every field before the owner byte that hands the entry over. */
+	smp_store_release(&cqe->owner,
+			  srnic_cqe_owner(cq->producer, cq->log_entries));
+	cq->producer++;
+
+	arm = READ_ONCE(db->arm);
+	if ((arm & 0xff) != SRNIC_CQ_ARM_NONE && arm != cq->fired_arm &&
+	    ((arm & 0xff) == SRNIC_CQ_ARM_NEXT || solicited)) {
+		cq->fired_arm = arm;
+		fire = true;
+	}
+out:
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (overrun && cq->ibcq.event_handler) {
+		struct ib_event ev = {
+			.device = cq->ibcq.device,
+			.event = IB_EVENT_CQ_ERR,
+			.element.cq = &cq->ibcq,
+		};
+
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	}
+	if (fire && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+void srnic_qp_event(struct srnic_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.event = type,
+		.element.qp = &qp->ibqp,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/*
+ * Moves @qp to the error state.  Safe from any engine: the owner engine
+ * sees the state on its next scan (kicked here) and flushes the queues.
+ */
+void srnic_qp_set_error(struct srnic_qp *qp)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		return;
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	xa_set_mark(&sdev->qps, qp->qpn, SRNIC_QP_ACTIVE);
+	srnic_engine_kick(sdev);
+}
+
+static enum ib_wc_opcode srnic_wc_opcode(u8 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/* Completes the send WQE whose copy is @ctrl (always, on error). */
+void srnic_send_complete(struct srnic_qp *qp, const struct srnic_wqe_ctrl *ctrl,
+			 enum ib_wc_status status, u32 byte_len)
+{
+	struct srnic_cqe cqe = {};
+
+	if (status == IB_WC_SUCCESS && !qp->sq_sig_all &&
+	    !(ctrl->flags & SRNIC_WQE_SIGNALED))
+		return;
+	cqe.wr_id = ctrl->wr_id;
+	cqe.status = status;
+	cqe.opcode = srnic_wc_opcode(ctrl->opcode);
+	cqe.byte_len = byte_len;
+	cqe.qp_num = qp->qpn;
+	srnic_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
+}
+
+/*
+ * Flushes what the owner posted and nothing executed: every send WQE and,
+ * without an SRQ, every receive WQE, each with IB_WC_WR_FLUSH_ERR.  Called
+ * by the owner engine with qp->lock held.  The producer counters come from
+ * user memory and are bounded by the ring size.
+ */
+int srnic_qp_flush(struct srnic_qp *qp)
+{
+	struct srnic_qp_db *db = qp->db.kva;
+	struct srnic_cqe cqe = {};
+	u32 prod, n, mask;
+	int done = 0;
+
+	cqe.status = IB_WC_WR_FLUSH_ERR;
+	cqe.qp_num = qp->qpn;
+
+	prod = READ_ONCE(qp->dbr.kva->value);
+	n = 1U << qp->sq.log_entries;
+	mask = n - 1;
+	if (prod - qp->sq_cons > n)
+		prod = qp->sq_cons + n;
+	while (qp->sq_cons != prod) {
+		const struct srnic_wqe_ctrl *ctrl = qp->sq.ring.kva +
+			((qp->sq_cons & mask) << qp->sq.log_stride);
+
+		cqe.wr_id = READ_ONCE(ctrl->wr_id);
+		cqe.opcode = srnic_wc_opcode(READ_ONCE(ctrl->opcode));
+		srnic_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
+		qp->sq_cons++;
+		done++;
+	}
+	smp_store_release(&db->sq_consumer, qp->sq_cons);
+
+	if (qp->ibqp.srq || !qp->cap.max_recv_wr)
+		return done;
+	spin_lock(&qp->rq_lock);
+	prod = READ_ONCE(db->rq_producer);
+	n = 1U << qp->rq.log_entries;
+	mask = n - 1;
+	if (prod - qp->rq_cons > n)
+		prod = qp->rq_cons + n;
+	cqe.opcode = IB_WC_RECV;
+	while (qp->rq_cons != prod) {
+		const struct srnic_recv_wqe_hdr *hdr = qp->rq.ring.kva +
+			((qp->rq_cons & mask) << qp->rq.log_stride);
+
+		cqe.wr_id = READ_ONCE(hdr->wr_id);
+		srnic_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, false);
+		qp->rq_cons++;
+		done++;
+	}
+	smp_store_release(&db->rq_consumer, qp->rq_cons);
+	spin_unlock(&qp->rq_lock);
+	return done;
+}

@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Memory regions: pinning user memory (ibv_reg_mr), its MTT, the mkey table
+ * and the translation the engine uses.  See srnic_mr.h for the model.
+ */
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <rdma/iter.h>
+
+#include "srnic_loc.h"
+
+/*
+ * srnic registers with dma_device == NULL, which relies on virtual DMA: the
+ * core then stores each pinned page's kernel address as its DMA address.
+ */
+#if !IS_ENABLED(CONFIG_INFINIBAND_VIRT_DMA)
+#error "srnic needs CONFIG_INFINIBAND_VIRT_DMA"
+#endif
+
+/* The block sizes of the MTT, as a real RNIC's would be: 4K, 2M and 1G. */
+#define SRNIC_MR_PGSZ_BITMAP \
+	(((SZ_4K | SZ_2M | SZ_1G) & PAGE_MASK) | PAGE_SIZE)
+
+/*
+ * Access flags an MR may carry.  Optional flags (relaxed ordering) may be
+ * ignored by definition and are not stored.  Atomic and MW-bind rights are
+ * permissions only; the operations themselves are refused elsewhere.
+ */
+#define SRNIC_MR_ACCESS \
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+	 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB)
+
+int srnic_mr_table_init(struct srnic_dev *sdev)
+{
+	struct srnic_mr_table *mrt = &sdev->mrt;
+
+	/* First, so that destroy always finds a valid (empty) table. */
+	xa_init_flags(&mrt->xa, XA_FLAGS_ALLOC1);
+	mrt->gen = kvzalloc(SRNIC_MAX_MR + 1, GFP_KERNEL);
+	return mrt->gen ? 0 : -ENOMEM;
+}
+
+void srnic_mr_table_destroy(struct srnic_dev *sdev)
+{
+	struct srnic_mr_table *mrt = &sdev->mrt;
+
+	/* The core deregisters every MR before the device goes. */
+	WARN_ON(!xa_empty(&mrt->xa));
+	xa_destroy(&mrt->xa);
+	kvfree(mrt->gen);
+	mrt->gen = NULL;
+}
+
+/* The core checks most of this too (ib_check_mr_access); not every caller. */
+static int srnic_mr_check_access(int access)
+{
+	if (access & IB_ACCESS_ON_DEMAND)
+		return -EOPNOTSUPP;
+	if (access & ~(SRNIC_MR_ACCESS | IB_ACCESS_OPTIONAL))
+		return -EINVAL;
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
+static int srnic_mr_check_range(u64 start, u64 length, u64 iova)
+{
+	u64 end;
+
+	if (!length || length > SRNIC_MAX_MR_SIZE)
+		return -EINVAL;
+	if (check_add_overflow(start, length - 1, &end) ||
+	    check_add_overflow(iova, length - 1, &end))
+		return -EINVAL;
+	/* The core enforces it; the MTT's offset arithmetic relies on it. */
+	if ((start ^ iova) & ~PAGE_MASK)
+		return -EINVAL;
+	return 0;
+}
+
+static void srnic_mtt_free(struct srnic_dev *sdev, struct srnic_mtt *mtt)
+{
+	if (!mtt->umem)
+		return;
+	kvfree(mtt->blocks);
+	ib_umem_release(mtt->umem);
+	srnic_pinned_add(sdev, -(long)mtt->npages);
+	memset(mtt, 0, sizeof(*mtt));
+}
+
+/* Pins [start, start + length) and describes it as seen from @iova. */
+static int srnic_mtt_build(struct srnic_dev *sdev, struct srnic_mtt *mtt,
+			   u64 start, u64 length, u64 iova, int access)
+{
+	struct ib_block_iter biter;
+	struct ib_umem *umem;
+	unsigned long pgsz, n, i = 0;
+	void **blocks;
+	int err;
+
+	umem = ib_umem_get(&sdev->ibdev, start, length, access);
+	if (IS_ERR(umem))
+		return PTR_ERR(umem);
+
+	/*
+	 * Largest block size for which iova and the pages' kernel addresses
+	 * agree below the block size: huge pages give 2M (or 1G) blocks.
+	 */
+	pgsz = ib_umem_find_best_pgsz(umem, SRNIC_MR_PGSZ_BITMAP, iova);
+	if (!pgsz) {
+		err = -EINVAL;
+		goto err_umem;
+	}
+	n = ib_umem_num_dma_blocks(umem, pgsz);
+	blocks = kvcalloc(n, sizeof(*blocks), GFP_KERNEL);
+	if (!blocks) {
+		err = -ENOMEM;
+		goto err_umem;
+	}
+	rdma_umem_for_each_dma_block(umem, &biter, pgsz) {
+		if (i == n)
+			break;
+		blocks[i++] = (void *)(uintptr_t)
+			rdma_block_iter_dma_address(&biter);
+		if (!(i % 4096))
+			cond_resched();
+	}
+	if (i != n) {
+		kvfree(blocks);
+		err = -EFAULT;
+		goto err_umem;
+	}
+
+	mtt->umem = umem;
+	mtt->blocks = blocks;
+	mtt->nblocks = n;
+	mtt->page_shift = __ffs(pgsz);
+	mtt->offset = iova & (pgsz - 1);
+	mtt->npages = ib_umem_num_pages(umem);
+	srnic_pinned_add(sdev, mtt->npages);
+	return 0;
+
+err_umem:
+	ib_umem_release(umem);
+	return err;
+}
+
+static void srnic_mr_release(struct kref *ref)
+{
+	complete(&container_of(ref, struct srnic_mr, ref)->drained);
+}
+
+/*
+ * Drops the table's reference and waits for the others (engine, debugfs);
+ * the MR must already be unreachable from the table.
+ */
+static void srnic_mr_drain(struct srnic_mr *mr)
+{
+	kref_put(&mr->ref, srnic_mr_release);
+	wait_for_completion(&mr->drained);
+}
+
+struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	struct srnic_dev *sdev = to_sdev(ibpd->device);
+	struct srnic_mr_table *mrt = &sdev->mrt;
+	struct srnic_mr *mr;
+	u32 index;
+	int err;
+
+	err = srnic_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+	err = srnic_mr_check_range(start, length, iova);
+	if (err)
+		return ERR_PTR(err);
+	/* No driver data is defined; anything sent must be zero. */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!mrt->gen)
+		return ERR_PTR(-ENOMEM);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	err = srnic_mtt_build(sdev, &mr->mtt, start, length, iova, access);
+	if (err)
+		goto err_free;
+
+	/* Reserve the index; lookups find nothing there until the store. */
+	err = xa_alloc(&mrt->xa, &index, NULL, XA_LIMIT(1, SRNIC_MAX_MR),
+		       GFP_KERNEL);
+	if (err) {
+		err = err == -EBUSY ? -ENOMEM : err;
+		goto err_mtt;
+	}
+	mr->index = index;
+	mr->ibmr.lkey = (index << SRNIC_MKEY_KEY_BITS) | mrt->gen[index];
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->ibmr.page_size = 1U << mr->mtt.page_shift;
+	mr->pd = to_spd(ibpd);
+	mr->access = access & SRNIC_MR_ACCESS;
+	mr->iova = iova;
+	mr->length = length;
+	kref_init(&mr->ref);
+	init_completion(&mr->drained);
+	/* Replaces the reservation: cannot fail, publishes with release. */
+	xa_store(&mrt->xa, index, mr, GFP_KERNEL);
+	return &mr->ibmr;
+
+err_mtt:
+	srnic_mtt_free(sdev, &mr->mtt);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+/*
+ * Changes the translation, PD and/or access flags in place: the keys, the
+ * index and the ib_mr stay, so NULL is returned (the core's contract for an
+ * in-place change).  Everything that can fail is done first; then the MR is
+ * taken out of the table (its slot stays reserved), every reference is
+ * waited for, the fields are swapped and the MR is published again.
+ */
+struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct srnic_dev *sdev = to_sdev(ibmr->device);
+	struct srnic_mr_table *mrt = &sdev->mrt;
+	struct srnic_mr *mr = to_smr(ibmr);
+	struct srnic_mtt mtt = {};
+	struct srnic_pd *pd = mr->pd;
+	int err;
+
+	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return ERR_PTR(-EOPNOTSUPP);
+
+	if (flags & IB_MR_REREG_ACCESS) {
+		err = srnic_mr_check_access(access);
+		if (err)
+			return ERR_PTR(err);
+		/*
+		 * Pages pinned without write may be shared copy-on-write
+		 * with another process: writing them needs a new pinning,
+		 * i.e. a new translation (as ib_umem_check_rereg() says).
+		 */
+		if (!(flags & IB_MR_REREG_TRANS) && ib_access_writable(access) &&
+		    !mr->mtt.umem->writable)
+			return ERR_PTR(-EACCES);
+	} else {
+		access = mr->access;
+	}
+	if (flags & IB_MR_REREG_PD)
+		pd = to_spd(ibpd);
+	if (flags & IB_MR_REREG_TRANS) {
+		err = srnic_mr_check_range(start, length, iova);
+		if (err)
+			return ERR_PTR(err);
+		err = srnic_mtt_build(sdev, &mtt, start, length, iova, access);
+		if (err)
+			return ERR_PTR(err);
+	}
+
+	/* The slot stays reserved (a zero entry), so the index is kept. */
+	xa_cmpxchg(&mrt->xa, mr->index, mr, XA_ZERO_ENTRY, GFP_KERNEL);
+	/*
+	 * A lookup that found the MR before it left the table may still try
+	 * to take a reference; after a grace period none can, so reviving
+	 * the reference count below is safe.
+	 */
+	synchronize_rcu();
+	srnic_mr_drain(mr);
+
+	mr->pd = pd;
+	mr->access = access & SRNIC_MR_ACCESS;
+	if (flags & IB_MR_REREG_TRANS) {
+		swap(mr->mtt, mtt);
+		mr->iova = iova;
+		mr->length = length;
+		mr->ibmr.page_size = 1U << mr->mtt.page_shift;
+	}
+
+	kref_init(&mr->ref);
+	reinit_completion(&mr->drained);
+	xa_store(&mrt->xa, mr->index, mr, GFP_KERNEL);
+
+	/* The old translation, if replaced; nobody can reach it now. */
+	srnic_mtt_free(sdev, &mtt);
+	return NULL;
+}
+
+int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct srnic_dev *sdev = to_sdev(ibmr->device);
+	struct srnic_mr_table *mrt = &sdev->mrt;
+	struct srnic_mr *mr = to_smr(ibmr);
+
+	/* The next MR at this index gets another key byte. */
+	mrt->gen[mr->index]++;
+	xa_erase(&mrt->xa, mr->index);
+	srnic_mr_drain(mr);
+	srnic_mtt_free(sdev, &mr->mtt);
+	/* A lookup may still be looking at the MR under RCU. */
+	kfree_rcu(mr, rcu);
+	return 0;
+}
+
+/*
+ * Returns the MR that @key names, referenced, or NULL.  Does not sleep;
+ * callable from any context.
+ */
+struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key)
+{
+	struct srnic_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sdev->mrt.xa, srnic_mkey_index(key));
+	if (mr && (mr->ibmr.lkey != key || !kref_get_unless_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+void srnic_mr_put(struct srnic_mr *mr)
+{
+	kref_put(&mr->ref, srnic_mr_release);
+}
+
+struct srnic_mr *srnic_mr_get_next(struct srnic_dev *sdev, u32 *index)
+{
+	unsigned long i = *index;
+	struct srnic_mr *mr;
+
+	if (i > SRNIC_MAX_MR)
+		return NULL;
+	rcu_read_lock();
+	for (mr = xa_find(&sdev->mrt.xa, &i, SRNIC_MAX_MR, XA_PRESENT); mr;
+	     mr = xa_find_after(&sdev->mrt.xa, &i, SRNIC_MAX_MR, XA_PRESENT))
+		if (kref_get_unless_zero(&mr->ref))
+			break;
+	rcu_read_unlock();
+	if (mr)
+		*index = i;
+	return mr;
+}
+
+/*
+ * May @pd access [iova, iova + len) of @mr with the rights in @access
+ * (IB_ACCESS_*; 0 for a local read, which every MR allows)?  Returns 0,
+ * -EACCES (PD or rights) or -EFAULT (outside the MR).  Overflow-safe for
+ * any iova and len.
+ */
+int srnic_mr_check(struct srnic_mr *mr, struct srnic_pd *pd, int access,
+		   u64 iova, u64 len)
+{
+	if (mr->pd != pd || (mr->access & access) != access)
+		return -EACCES;
+	if (iova < mr->iova || len > mr->length ||
+	    iova - mr->iova > mr->length - len)
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * Kernel address of @iova in @mr, and in *@contig how many bytes from there
+ * are contiguous (up to the end of its block or of the MR).  NULL if @iova
+ * is outside the MR.
+ */
+void *srnic_mr_kva(struct srnic_mr *mr, u64 iova, size_t *contig)
+{
+	const struct srnic_mtt *mtt = &mr->mtt;
+	u64 pgsz = 1ULL << mtt->page_shift;
+	u64 off, in_block, left;
+
+	if (iova < mr->iova || iova - mr->iova >= mr->length)
+		return NULL;
+	left = mr->length - (iova - mr->iova);
+	off = iova - mr->iova + mtt->offset;
+	in_block = off & (pgsz - 1);
+	*contig = min(pgsz - in_block, left);
+	return mtt->blocks[off >> mtt->page_shift] + in_block;
+}
+
+/*
+ * Copies @len bytes between @buf and @mr at @iova (into the MR if @to_mr).
+ * The range is checked again here; permissions are srnic_mr_check()'s.
+ */
+int srnic_mr_copy(struct srnic_mr *mr, u64 iova, void *buf, size_t len,
+		  bool to_mr)
+{
+	size_t contig, n;
+	void *kva;
+
+	if (iova < mr->iova || len > mr->length ||
+	    iova - mr->iova > mr->length - len)
+		return -EFAULT;
+	while (len) {
+		kva = srnic_mr_kva(mr, iova, &contig);
+		if (WARN_ON_ONCE(!kva))
+			return -EFAULT;
+		n = min(len, contig);
+		if (to_mr)
+			memcpy(kva, buf, n);
+		else
+			memcpy(buf, kva, n);
+		buf += n;
+		iova += n;
+		len -= n;
+	}
+	return 0;
+}

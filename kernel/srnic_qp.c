@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Queue pairs (RC, UC, UD): rings in user memory pinned at creation, a send
+ * doorbell slot, and the IB state machine with its attribute rules.
+ */
+#include <rdma/ib_cache.h>
+
+#include "srnic_loc.h"
+
+static u32 srnic_send_hdr(enum ib_qp_type type)
+{
+	return type == IB_QPT_UD ? SRNIC_SEND_HDR_UD : SRNIC_SEND_HDR_RC;
+}
+
+static bool srnic_log_in(u32 log, u32 min_bytes, u32 max_bytes)
+{
+	return log < 31 && (1U << log) >= min_bytes && (1U << log) <= max_bytes;
+}
+
+/*
+ * Checks the provider's ring geometry against the requested capabilities
+ * and returns, in @cap, what the rings really hold.
+ */
+static int srnic_qp_check_geometry(struct ib_qp_init_attr *init,
+				   const struct srnic_create_qp_req *req,
+				   struct ib_qp_cap *cap)
+{
+	const struct ib_qp_cap *want = &init->cap;
+	u32 hdr = srnic_send_hdr(init->qp_type);
+	u32 stride, room;
+
+	if (!want->max_send_wr || want->max_send_wr > SRNIC_MAX_QP_WR ||
+	    want->max_send_sge > SRNIC_MAX_SGE ||
+	    want->max_inline_data > SRNIC_MAX_INLINE_DATA)
+		return -EINVAL;
+	if (!srnic_log_in(req->sq_log_stride, SRNIC_SEND_WQE_MIN,
+			  SRNIC_SEND_WQE_MAX) ||
+	    req->sq_log_entries > ilog2(SRNIC_MAX_QP_WR) ||
+	    (1U << req->sq_log_entries) < want->max_send_wr)
+		return -EINVAL;
+	stride = 1U << req->sq_log_stride;
+	room = stride - hdr;
+	if (room < want->max_send_sge * sizeof(struct srnic_wqe_data) ||
+	    room < want->max_inline_data)
+		return -EINVAL;
+	cap->max_send_wr = 1U << req->sq_log_entries;
+	cap->max_send_sge = min_t(u32, room / sizeof(struct srnic_wqe_data),
+				  SRNIC_MAX_SGE);
+	cap->max_inline_data = min_t(u32, room, SRNIC_MAX_INLINE_DATA);
+
+	if (init->srq || !want->max_recv_wr) {
+		/* No receive ring: the SRQ's, or none (send-only QP). */
+		if (req->rq_buf_addr || req->rq_log_entries ||
+		    req->rq_log_stride)
+			return -EINVAL;
+		if (!init->srq && want->max_recv_sge > SRNIC_MAX_SGE)
+			return -EINVAL;
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+		return 0;
+	}
+	if (want->max_recv_wr > SRNIC_MAX_QP_WR ||
+	    want->max_recv_sge > SRNIC_MAX_SGE)
+		return -EINVAL;
+	if (!srnic_log_in(req->rq_log_stride, SRNIC_RECV_WQE_MIN,
+			  SRNIC_RECV_WQE_MAX) ||
+	    req->rq_log_entries > ilog2(SRNIC_MAX_QP_WR) ||
+	    (1U << req->rq_log_entries) < want->max_recv_wr)
+		return -EINVAL;
+	room = (1U << req->rq_log_stride) - sizeof(struct srnic_recv_wqe_hdr);
+	if (room < want->max_recv_sge * sizeof(struct srnic_wqe_data))
+		return -EINVAL;
+	cap->max_recv_wr = 1U << req->rq_log_entries;
+	cap->max_recv_sge = min_t(u32, room / sizeof(struct srnic_wqe_data),
+				  SRNIC_MAX_SGE);
+	return 0;
+}
+
+static void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp)
+{
+	srnic_db_free(&qp->dbr);
+	srnic_umem_release(sdev, &qp->db);
+	srnic_umem_release(sdev, &qp->rq.ring);
+	srnic_umem_release(sdev, &qp->sq.ring);
+}
+
+int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct srnic_dev *sdev = to_sdev(ibqp->device);
+	struct srnic_create_qp_resp resp = {};
+	struct srnic_qp *qp = to_sqp(ibqp);
+	struct srnic_create_qp_req req;
+	struct srnic_ucontext *suc;
+	u32 qpn;
+	int err;
+
+	if (!udata || !udata->inlen)
+		return -EOPNOTSUPP;
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	err = srnic_udata_in(udata, &req, sizeof(req));
+	if (err)
+		return err;
+	err = srnic_qp_check_geometry(init, &req, &qp->cap);
+	if (err)
+		return err;
+	if (req.db_addr % sizeof(struct srnic_qp_db))
+		return -EINVAL;
+
+	suc = rdma_udata_to_drv_context(udata, struct srnic_ucontext, ibuc);
+	mutex_init(&qp->lock);
+	spin_lock_init(&qp->rq_lock);
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->drained);
+	qp->state = IB_QPS_RESET;
+	qp->peer_dev = -1;
+	qp->sq.log_entries = req.sq_log_entries;
+	qp->sq.log_stride = req.sq_log_stride;
+	err = srnic_umem_pin(sdev, req.sq_buf_addr,
+			     (size_t)1 << (req.sq_log_entries + req.sq_log_stride),
+			     true, &qp->sq.ring);
+	if (err)
+		goto err;
+	if (qp->cap.max_recv_wr) {
+		qp->rq.log_entries = req.rq_log_entries;
+		qp->rq.log_stride = req.rq_log_stride;
+		err = srnic_umem_pin(sdev, req.rq_buf_addr,
+				     (size_t)1 << (req.rq_log_entries +
+						   req.rq_log_stride),
+				     true, &qp->rq.ring);
+		if (err)
+			goto err;
+	}
+	err = srnic_umem_pin(sdev, req.db_addr, sizeof(struct srnic_qp_db),
+			     false, &qp->db);
+	if (err)
+		goto err;
+	err = srnic_db_alloc(suc, &qp->dbr, &resp.db);
+	if (err)
+		goto err;
+	/* QPNs 0 and 1 are the special QPs of the IB spec. */
+	err = xa_alloc_cyclic(&sdev->qps, &qpn, qp,
+			      XA_LIMIT(2, SRNIC_MAX_QP + 1), &sdev->next_qpn,
+			      GFP_KERNEL);
+	if (err < 0) {
+		err = err == -EBUSY ? -ENOMEM : err;
+		goto err;
+	}
+	qp->qpn = qpn;
+	ibqp->qp_num = qpn;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->attr.qp_state = IB_QPS_RESET;
+	qp->attr.cur_qp_state = IB_QPS_RESET;
+	qp->attr.path_mtu = IB_MTU_1024;
+	qp->attr.port_num = SRNIC_PORT;
+	qp->attr.path_mig_state = IB_MIG_MIGRATED;
+	init->cap = qp->cap;
+
+	resp.qpn = qpn;
+	resp.max_inline_data = qp->cap.max_inline_data;
+	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+	if (err) {
+		xa_erase(&sdev->qps, qpn);
+		goto err;
+	}
+	return 0;
+
+err:
+	srnic_qp_release(sdev, qp);
+	return err;
+}
+
+int srnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct srnic_dev *sdev = to_sdev(ibqp->device);
+	struct srnic_qp *qp = to_sqp(ibqp);
+
+	/* No engine finds it from now on; wait for those that did. */
+	xa_erase(&sdev->qps, qp->qpn);
+	srnic_qp_put(qp);
+	wait_for_completion(&qp->drained);
+	srnic_qp_release(sdev, qp);
+	mutex_destroy(&qp->lock);
+	return 0;
+}
+
+/* Checks the values of the attributes in @mask (ib_modify_qp_is_ok() checked the mask). */
+static int srnic_qp_check_attr(struct srnic_qp *qp, const struct ib_qp_attr *a,
+			       int mask)
+{
+	if ((mask & IB_QP_PORT) && a->port_num != SRNIC_PORT)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && a->pkey_index > 0)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (a->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
+				    IB_ACCESS_REMOTE_WRITE |
+				    IB_ACCESS_REMOTE_READ |
+				    IB_ACCESS_REMOTE_ATOMIC)))
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (a->path_mtu < IB_MTU_256 || a->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && a->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && a->dest_qp_num > 0xffffff)
+		return -EINVAL;
+	if ((mask & IB_QP_SQ_PSN) && a->sq_psn > 0xffffff)
+		return -EINVAL;
+	if ((mask & IB_QP_RQ_PSN) && a->rq_psn > 0xffffff)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    a->max_rd_atomic > SRNIC_MAX_QP_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    a->max_dest_rd_atomic > SRNIC_MAX_QP_RD_ATOM)
+		return -EINVAL;
+	/* Automatic path migration: no alternate path on a one-port NIC. */
+	if (mask & IB_QP_ALT_PATH)
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_PATH_MIG_STATE) &&
+	    a->path_mig_state != IB_MIG_MIGRATED)
+		return -EOPNOTSUPP;
+	if (mask & IB_QP_AV) {
+		const struct rdma_ah_attr *ah = &a->ah_attr;
+
+		/* RoCEv2 addresses by GID: a GRH is required. */
+		if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
+		    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) ||
+		    rdma_ah_get_port_num(ah) != SRNIC_PORT)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static void srnic_qp_set_av(struct srnic_qp *qp, const struct rdma_ah_attr *ah)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+	struct rdma_ah_attr *mine = &qp->attr.ah_attr;
+
+	/* A plain copy: the core's reference on sgid_attr is not ours. */
+	memset(mine, 0, sizeof(*mine));
+	mine->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(mine, SRNIC_PORT);
+	rdma_ah_set_sl(mine, rdma_ah_get_sl(ah));
+	union ib_gid dgid = grh->dgid;
+
+	rdma_ah_set_grh(mine, &dgid, grh->flow_label, grh->sgid_index,
+			grh->hop_limit, grh->traffic_class);
+	memcpy(mine->roce.dmac, ah->roce.dmac, ETH_ALEN);
+}
+
+/* Where the path's destination GID lives, and our source GID. */
+static void srnic_qp_resolve_path(struct srnic_qp *qp)
+{
+	const struct rdma_ah_attr *ah = &qp->attr.ah_attr;
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+	const struct ib_gid_attr *sgid;
+
+	if (qp->ibqp.qp_type == IB_QPT_UD)
+		return;
+	qp->peer_dev = srnic_dev_by_gid(grh->dgid.raw);
+	sgid = rdma_get_gid_attr(qp->ibqp.device, SRNIC_PORT, grh->sgid_index);
+	if (!IS_ERR(sgid)) {
+		memcpy(qp->sgid, sgid->gid.raw, sizeof(qp->sgid));
+		rdma_put_gid_attr(sgid);
+	}
+}
+
+/* Back to a new QP: empty queues, no attributes of a connection. */
+static void srnic_qp_reset(struct srnic_qp *qp)
+{
+	struct srnic_qp_db *db = qp->db.kva;
+
+	qp->attr.qkey = 0;
+	qp->attr.dest_qp_num = 0;
+	qp->peer_dev = -1;
+	qp->sq_cons = 0;
+	qp->in_progress = false;
+	qp->rnr_wait = false;
+	WRITE_ONCE(db->sq_consumer, 0);
+	spin_lock(&qp->rq_lock);
+	qp->rq_cons = 0;
+	WRITE_ONCE(db->rq_consumer, 0);
+	spin_unlock(&qp->rq_lock);
+}
+
+/* Publishes @state to the engines; they scan QPs that can send or flush. */
+static void srnic_qp_set_state(struct srnic_qp *qp, enum ib_qp_state state)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	bool active = state == IB_QPS_RTS || state == IB_QPS_SQD ||
+		      state == IB_QPS_SQE || state == IB_QPS_ERR;
+
+	WRITE_ONCE(qp->state, state);
+	if (active) {
+		xa_set_mark(&sdev->qps, qp->qpn, SRNIC_QP_ACTIVE);
+		srnic_engine_kick(sdev);
+	} else {
+		xa_clear_mark(&sdev->qps, qp->qpn, SRNIC_QP_ACTIVE);
+	}
+}
+
+int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct srnic_qp *qp = to_sqp(ibqp);
+	struct ib_qp_attr *cur = &qp->attr;
+	enum ib_qp_state from, to;
+	int err;
+
+	/* No driver data is defined for modify_qp. */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EOPNOTSUPP;
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&qp->lock);
+	/* The engine may have moved the QP to error meanwhile. */
+	cur->qp_state = READ_ONCE(qp->state);
+	from = mask & IB_QP_CUR_STATE ? attr->cur_qp_state : cur->qp_state;
+	to = mask & IB_QP_STATE ? attr->qp_state : from;
+	err = -EINVAL;
+	if (from != cur->qp_state ||
+	    !ib_modify_qp_is_ok(from, to, ibqp->qp_type, mask))
+		goto out;
+	err = srnic_qp_check_attr(qp, attr, mask);
+	if (err)
+		goto out;
+
+	if (mask & IB_QP_PKEY_INDEX)
+		cur->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		cur->port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		cur->qkey = attr->qkey;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		cur->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_AV)
+		srnic_qp_set_av(qp, &attr->ah_attr);
+	if (mask & IB_QP_PATH_MTU)
+		cur->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		cur->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		cur->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		cur->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		cur->rq_psn = attr->rq_psn;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		cur->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		cur->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_SQ_PSN)
+		cur->sq_psn = attr->sq_psn;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		cur->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_DEST_QPN)
+		cur->dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		cur->en_sqd_async_notify = attr->en_sqd_async_notify;
+	if ((mask & IB_QP_AV) || (to == IB_QPS_RTR && from == IB_QPS_INIT))
+		srnic_qp_resolve_path(qp);
+	if (to == IB_QPS_RESET)
+		srnic_qp_reset(qp);
+	cur->qp_state = to;
+	cur->cur_qp_state = to;
+	srnic_qp_set_state(qp, to);
+out:
+	mutex_unlock(&qp->lock);
+	return err;
+}
+
+int srnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct srnic_qp *qp = to_sqp(ibqp);
+
+	mutex_lock(&qp->lock);
+	*attr = qp->attr;
+	attr->qp_state = READ_ONCE(qp->state);
+	attr->cur_qp_state = attr->qp_state;
+	mutex_unlock(&qp->lock);
+	attr->cap = qp->cap;
+	attr->sq_draining = 0;
+
+	memset(init, 0, sizeof(*init));
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = qp->cap;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	return 0;
+}

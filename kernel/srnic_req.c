@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The requester: executes the send queue of a QP.  Each WQE is copied out of
+ * the user ring into the engine's scratch buffer before any field is read,
+ * validated, then carried out against the peer through srnic_resp.c, and
+ * completed.  A bad WQE completes in error and moves the QP to error.
+ */
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+
+#include "srnic_loc.h"
+
+/* RNR NAK timer encodings of the IB spec (table 45), in microseconds. */
+static const u32 srnic_rnr_usec[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+static bool srnic_opcode_ok(enum ib_qp_type type, u8 op)
+{
+	switch (op) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+		return true;
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return type != IB_QPT_UD;
+	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return type == IB_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+static enum ib_wc_status srnic_nak_status(enum srnic_resp r)
+{
+	switch (r) {
+	case SRNIC_RESP_NAK_INV:
+		return IB_WC_REM_INV_REQ_ERR;
+	case SRNIC_RESP_NAK_ACCESS:
+		return IB_WC_REM_ACCESS_ERR;
+	case SRNIC_RESP_NAK_OP:
+		return IB_WC_REM_OP_ERR;
+	case SRNIC_RESP_RNR:
+		return IB_WC_RNR_RETRY_EXC_ERR;
+	default:
+		return IB_WC_RETRY_EXC_ERR;
+	}
+}
+
+/* Fills the UD part of @m from the WQE's address vector. */
+static int srnic_ud_target(struct srnic_dev *sdev, struct srnic_qp *qp,
+			   const struct srnic_wqe_ud *ud, struct srnic_msg *m,
+			   u8 *sgid, struct srnic_qp **dst)
+{
+	const struct ib_gid_attr *attr;
+
+	attr = rdma_get_gid_attr(&sdev->ibdev, SRNIC_PORT, ud->av.sgid_index);
+	if (IS_ERR(attr))
+		return -EINVAL;
+	memcpy(sgid, attr->gid.raw, 16);
+	rdma_put_gid_attr(attr);
+	m->sgid = sgid;
+	m->dgid = ud->av.dgid;
+	m->hop_limit = ud->av.hop_limit;
+	m->traffic_class = ud->av.traffic_class;
+	m->flow_label = ud->av.flow_label & 0xfffff;
+	m->src_qpn = qp->qpn;
+	*dst = srnic_peer_get(srnic_dev_by_gid(ud->av.dgid),
+			      ud->remote_qpn & 0xffffff);
+	return 0;
+}
+
+/*
+ * Executes the WQE at qp->sq_cons.  Returns 0 when it is finished (whatever
+ * its status), -EAGAIN when an RNR NAK holds it (retry at qp->rnr_until).
+ */
+static int srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
+{
+	struct srnic_engine *eng = &sdev->engine;
+	enum ib_qp_type type = qp->ibqp.qp_type;
+	u32 stride = 1U << qp->sq.log_stride;
+	u32 hdr = type == IB_QPT_UD ? SRNIC_SEND_HDR_UD : SRNIC_SEND_HDR_RC;
+	struct srnic_wqe_ctrl *ctrl = eng->wqe;
+	const struct srnic_wqe_raddr *raddr;
+	const struct srnic_wqe_atomic *atomic;
+	enum ib_wc_status status = IB_WC_SUCCESS;
+	enum srnic_resp r = SRNIC_RESP_OK;
+	struct srnic_qp *dst = NULL;
+	struct srnic_msg m = {};
+	u8 sgid[16];
+	u64 orig;
+	int err;
+
+	memcpy(eng->wqe, qp->sq.ring.kva +
+	       ((qp->sq_cons & ((1U << qp->sq.log_entries) - 1)) << qp->sq.log_stride),
+	       stride);
+	raddr = eng->wqe + sizeof(*ctrl);
+	atomic = eng->wqe + sizeof(*ctrl) + sizeof(*raddr);
+
+	if (!qp->in_progress) {
+		qp->in_progress = true;
+		qp->rnr_left = qp->attr.rnr_retry;
+	}
+
+	/* Validate the copy: opcode, lengths, everything that sizes memory. */
+	if (!srnic_opcode_ok(type, ctrl->opcode) ||
+	    ((ctrl->flags & SRNIC_WQE_INLINE) ?
+		     ctrl->inline_len > qp->cap.max_inline_data ||
+			     hdr + ctrl->inline_len > stride || ctrl->num_sge :
+		     ctrl->num_sge > qp->cap.max_send_sge ||
+			     hdr + ctrl->num_sge * sizeof(struct srnic_wqe_data) > stride)) {
+		status = IB_WC_LOC_QP_OP_ERR;
+		goto complete;
+	}
+
+	/* The local side: gather list, or scatter list for READ/atomics. */
+	if (ctrl->flags & SRNIC_WQE_INLINE) {
+		eng->local = (struct srnic_sg){ .kbuf = eng->wqe + hdr,
+						.total = ctrl->inline_len };
+	} else {
+		bool into = ctrl->opcode == IB_UVERBS_WR_RDMA_READ ||
+			    ctrl->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+			    ctrl->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+
+		err = srnic_sg_resolve(sdev, to_spd(qp->ibqp.pd),
+				       eng->wqe + hdr, ctrl->num_sge,
+				       into ? IB_ACCESS_LOCAL_WRITE : 0,
+				       &eng->local);
+		if (err) {
+			status = err == -EMSGSIZE ? IB_WC_LOC_LEN_ERR :
+						    IB_WC_LOC_PROT_ERR;
+			goto complete;
+		}
+	}
+	m.opcode = ctrl->opcode;
+	m.len = eng->local.total;
+	m.payload = &eng->local;
+	m.solicited = ctrl->flags & SRNIC_WQE_SOLICITED;
+	m.has_imm = ctrl->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+		    ctrl->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	m.imm = ctrl->imm_data;
+
+	if (type == IB_QPT_UD) {
+		const struct srnic_wqe_ud *ud = eng->wqe + sizeof(*ctrl);
+		u32 mtu = ib_mtu_enum_to_int(iboe_get_mtu(READ_ONCE(sdev->ndev->mtu)));
+
+		if (m.len > mtu) {
+			status = IB_WC_LOC_LEN_ERR;
+			goto release;
+		}
+		if (srnic_ud_target(sdev, qp, ud, &m, sgid, &dst)) {
+			status = IB_WC_LOC_QP_OP_ERR;
+			goto release;
+		}
+		/* Unreachable, wrong Q_Key or not receiving: lost, as on a wire. */
+		if (dst && dst->ibqp.qp_type == IB_QPT_UD &&
+		    dst->attr.qkey == ud->remote_qkey)
+			srnic_resp_recv(eng, dst, &m, true);
+		goto release;
+	}
+
+	dst = srnic_peer_get(qp->peer_dev, qp->attr.dest_qp_num);
+	if (dst && (dst->ibqp.qp_type != type ||
+		    dst->attr.dest_qp_num != qp->qpn))
+		r = SRNIC_RESP_DROP;	/* not connected to us */
+	else if (!dst)
+		r = SRNIC_RESP_DROP;
+	else switch (ctrl->opcode) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+		r = srnic_resp_recv(eng, dst, &m, true);
+		break;
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		/*
+		 * The immediate needs a receive WQE: without one, RNR before
+		 * any data is placed.  (Should a racing SRQ consumer take it
+		 * meanwhile, the retry rewrites the same data.)
+		 */
+		m.rkey = raddr->rkey;
+		m.raddr = raddr->remote_addr;
+		if (!srnic_recv_available(dst)) {
+			r = SRNIC_RESP_RNR;
+			break;
+		}
+		r = srnic_resp_write(eng, dst, &m);
+		if (r == SRNIC_RESP_OK)
+			r = srnic_resp_recv(eng, dst, &m, false);
+		break;
+	case IB_UVERBS_WR_RDMA_WRITE:
+		m.rkey = raddr->rkey;
+		m.raddr = raddr->remote_addr;
+		r = srnic_resp_write(eng, dst, &m);
+		break;
+	case IB_UVERBS_WR_RDMA_READ:
+		m.rkey = raddr->rkey;
+		m.raddr = raddr->remote_addr;
+		r = srnic_resp_read(eng, dst, &m, &eng->local);
+		break;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		if (eng->local.total != 8) {
+			status = IB_WC_LOC_LEN_ERR;
+			goto release;
+		}
+		m.rkey = raddr->rkey;
+		m.raddr = raddr->remote_addr;
+		m.compare_add = atomic->compare_add;
+		m.swap = atomic->swap;
+		r = srnic_resp_atomic(eng, dst, &m, &orig);
+		if (r == SRNIC_RESP_OK)
+			srnic_sg_write(&eng->local, 0, &orig, 8);
+		break;
+	}
+
+	if (r == SRNIC_RESP_OK)
+		goto release;
+	if (type == IB_QPT_UC)
+		goto release;	/* UC has no acknowledgements: lost */
+	if (r == SRNIC_RESP_RNR && qp->rnr_left) {
+		/* rnr_retry 7 means retry for ever. */
+		if (qp->rnr_left != 7)
+			qp->rnr_left--;
+		qp->rnr_until = jiffies + usecs_to_jiffies(
+			srnic_rnr_usec[dst->attr.min_rnr_timer & 31]);
+		qp->rnr_wait = true;
+		srnic_sg_release(&eng->local);
+		srnic_qp_put(dst);
+		return -EAGAIN;
+	}
+	status = srnic_nak_status(r);
+	/* The responder of an RC access or request error also fails. */
+	if (dst && (r == SRNIC_RESP_NAK_ACCESS || r == SRNIC_RESP_NAK_INV))
+		srnic_qp_set_error(dst);
+
+release:
+	srnic_sg_release(&eng->local);
+complete:
+	if (dst)
+		srnic_qp_put(dst);
+	qp->in_progress = false;
+	srnic_send_complete(qp, ctrl, status,
+			    status == IB_WC_SUCCESS ? (u32)m.len : 0);
+	if (status != IB_WC_SUCCESS)
+		srnic_qp_set_error(qp);
+	eng->wqes++;
+	return 0;
+}
+
+/*
+ * Runs up to @budget send WQEs of @qp (owner engine only).  Returns the work
+ * done; @timer gets the earliest time a held WQE may be retried.
+ */
+int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,
+		     unsigned long *timer)
+{
+	struct srnic_qp_db *db = qp->db.kva;
+	u32 prod, n = 1U << qp->sq.log_entries;
+	int done = 0, state;
+
+	/* A modify_qp in progress: look again on the next scan. */
+	if (!mutex_trylock(&qp->lock)) {
+		sdev->engine.busy++;
+		return 0;
+	}
+	qp->visits++;
+	state = READ_ONCE(qp->state);
+	if (state == IB_QPS_ERR) {
+		done = srnic_qp_flush(qp);
+		goto out;
+	}
+	if (state != IB_QPS_RTS)
+		goto out;
+	if (qp->rnr_wait) {
+		if (time_before(jiffies, qp->rnr_until)) {
+			if (!*timer || time_before(qp->rnr_until, *timer))
+				*timer = qp->rnr_until;
+			goto out;
+		}
+		qp->rnr_wait = false;
+	}
+	while (done < budget) {
+		prod = READ_ONCE(qp->dbr.kva->value);
+		if (prod == qp->sq_cons)
+			break;
+		if (prod - qp->sq_cons > n) {
+			/* The owner broke the ring protocol. */
+			srnic_qp_set_error(qp);
+			srnic_qp_event(qp, IB_EVENT_QP_FATAL);
+			break;
+		}
+		/* The WQE is read after the doorbell that announced it. */
+		smp_rmb();
+		if (srnic_send_one(sdev, qp) == -EAGAIN) {
+			if (!*timer || time_before(qp->rnr_until, *timer))
+				*timer = qp->rnr_until;
+			break;
+		}
+		qp->sq_cons++;
+		smp_store_release(&db->sq_consumer, qp->sq_cons);
+		done++;
+		if (READ_ONCE(qp->state) != IB_QPS_RTS)
+			break;
+	}
+out:
+	mutex_unlock(&qp->lock);
+	return done;
+}

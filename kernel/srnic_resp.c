@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The responder: what a message does at its destination QP.  Runs in the
+ * engine of the requester's device, for a destination on any srnic device
+ * of this host; receive WQEs are copied out of user memory under the
+ * destination's receive lock before they are read.
+ */
+#include <net/ipv6.h>
+#include <net/ip.h>
+
+#include "srnic_loc.h"
+
+static bool srnic_qp_receives(int state)
+{
+	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
+	       state == IB_QPS_SQD || state == IB_QPS_SQE;
+}
+
+/*
+ * Takes the next receive WQE of @qp (from its SRQ or its RQ) into @rwqe.
+ * Returns 1 with a WQE, 0 if none is posted, -EPROTO if the owner's
+ * producer counter is impossible (the QP is then put in error).
+ */
+static int srnic_recv_take(struct srnic_qp *qp, void *rwqe, u32 *max_sge)
+{
+	struct srnic_srq *srq = qp->ibqp.srq ? to_ssrq(qp->ibqp.srq) : NULL;
+	u32 prod, n, avail, limit = 0;
+	const void *slot;
+	int ret = 1;
+
+	if (srq) {
+		struct srnic_srq_db *db = srq->db.kva;
+
+		spin_lock(&srq->rq_lock);
+		n = 1U << srq->wq.log_entries;
+		prod = READ_ONCE(db->producer);
+		avail = prod - srq->cons;
+		if (!avail || avail > n) {
+			spin_unlock(&srq->rq_lock);
+			return avail ? -EPROTO : 0;
+		}
+		/* Pairs with the provider's release store of the producer. */
+		smp_rmb();
+		slot = srq->wq.ring.kva +
+		       ((srq->cons & (n - 1)) << srq->wq.log_stride);
+		memcpy(rwqe, slot, 1U << srq->wq.log_stride);
+		srq->cons++;
+		smp_store_release(&db->consumer, srq->cons);
+		*max_sge = srq->max_sge;
+		if (srq->limit && avail - 1 < srq->limit) {
+			limit = srq->limit;
+			srq->limit = 0;	/* fires once per arming */
+		}
+		spin_unlock(&srq->rq_lock);
+		if (limit && srq->ibsrq.event_handler) {
+			struct ib_event ev = {
+				.device = srq->ibsrq.device,
+				.event = IB_EVENT_SRQ_LIMIT_REACHED,
+				.element.srq = &srq->ibsrq,
+			};
+
+			srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+		}
+		return ret;
+	}
+
+	if (!qp->cap.max_recv_wr)
+		return 0;
+	spin_lock(&qp->rq_lock);
+	n = 1U << qp->rq.log_entries;
+	prod = READ_ONCE(((struct srnic_qp_db *)qp->db.kva)->rq_producer);
+	avail = prod - qp->rq_cons;
+	if (!avail || avail > n) {
+		spin_unlock(&qp->rq_lock);
+		if (avail)
+			srnic_qp_set_error(qp);
+		return avail ? -EPROTO : 0;
+	}
+	smp_rmb();
+	slot = qp->rq.ring.kva + ((qp->rq_cons & (n - 1)) << qp->rq.log_stride);
+	memcpy(rwqe, slot, 1U << qp->rq.log_stride);
+	qp->rq_cons++;
+	smp_store_release(&((struct srnic_qp_db *)qp->db.kva)->rq_consumer,
+			  qp->rq_cons);
+	*max_sge = qp->cap.max_recv_sge;
+	spin_unlock(&qp->rq_lock);
+	return ret;
+}
+
+/* Whether a receive WQE is posted now (a hint: no lock, no copy). */
+bool srnic_recv_available(struct srnic_qp *qp)
+{
+	if (qp->ibqp.srq) {
+		struct srnic_srq *srq = to_ssrq(qp->ibqp.srq);
+
+		return READ_ONCE(((struct srnic_srq_db *)srq->db.kva)->producer) !=
+		       READ_ONCE(srq->cons);
+	}
+	return qp->cap.max_recv_wr &&
+	       READ_ONCE(((struct srnic_qp_db *)qp->db.kva)->rq_producer) !=
+		       READ_ONCE(qp->rq_cons);
+}
+
+/* A receive completion with an error: the destination QP goes to error. */
+static void srnic_recv_fail(struct srnic_qp *dst, u64 wr_id,
+			    enum ib_wc_status status)
+{
+	struct srnic_cqe cqe = {
+		.wr_id = wr_id, .status = status, .opcode = IB_WC_RECV,
+		.qp_num = dst->qpn,
+	};
+
+	srnic_cq_post(to_scq(dst->ibqp.recv_cq), &cqe, false);
+	srnic_qp_set_error(dst);
+}
+
+/* The 40 bytes a UD receive starts with: an IPv6 header, or IPv4 in the last 20. */
+static void srnic_build_grh(u8 *grh, const struct srnic_msg *m)
+{
+	memset(grh, 0, 40);
+	if (ipv6_addr_v4mapped((struct in6_addr *)m->sgid)) {
+		struct iphdr *ip = (struct iphdr *)(grh + 20);
+
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tos = m->traffic_class;
+		ip->tot_len = htons(20 + 8 + 12 + m->len + 4 + 4);
+		ip->ttl = m->hop_limit;
+		ip->protocol = IPPROTO_UDP;
+		memcpy(&ip->saddr, m->sgid + 12, 4);
+		memcpy(&ip->daddr, m->dgid + 12, 4);
+		ip->check = ip_fast_csum((u8 *)ip, ip->ihl);
+	} else {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)grh;
+
+		ip6_flow_hdr(ip6, m->traffic_class, htonl(m->flow_label));
+		ip6->payload_len = htons(8 + 12 + m->len + 4 + 4);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = m->hop_limit;
+		memcpy(&ip6->saddr, m->sgid, 16);
+		memcpy(&ip6->daddr, m->dgid, 16);
+	}
+}
+
+/*
+ * SEND (and the receive half of WRITE_WITH_IMM, @place_data false): takes a
+ * receive WQE and places the payload.  Returns the responder's verdict.
+ */
+enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
+				struct srnic_msg *m, bool place_data)
+{
+	struct srnic_dev *ddev = to_sdev(dst->ibqp.device);
+	struct srnic_recv_wqe_hdr *hdr = eng->rwqe;
+	bool ud = dst->ibqp.qp_type == IB_QPT_UD;
+	u32 grh = ud ? 40 : 0, max_sge, n;
+	struct srnic_cqe cqe = {};
+	int ret, err;
+
+	if (!srnic_qp_receives(READ_ONCE(dst->state)))
+		return SRNIC_RESP_DROP;
+	ret = srnic_recv_take(dst, eng->rwqe, &max_sge);
+	if (ret < 0)
+		return SRNIC_RESP_NAK_OP;
+	if (!ret)
+		return SRNIC_RESP_RNR;
+
+	cqe.wr_id = hdr->wr_id;
+	n = hdr->num_sge;
+	if (n > max_sge) {
+		srnic_recv_fail(dst, cqe.wr_id, IB_WC_LOC_QP_OP_ERR);
+		return SRNIC_RESP_NAK_OP;
+	}
+	if (place_data) {
+		err = srnic_sg_resolve(ddev, to_spd(dst->ibqp.pd),
+				       (struct srnic_wqe_data *)(hdr + 1), n,
+				       IB_ACCESS_LOCAL_WRITE, &eng->remote);
+		if (err) {
+			srnic_recv_fail(dst, cqe.wr_id, IB_WC_LOC_PROT_ERR);
+			return SRNIC_RESP_NAK_OP;
+		}
+		if (eng->remote.total < grh + m->len) {
+			srnic_sg_release(&eng->remote);
+			srnic_recv_fail(dst, cqe.wr_id, IB_WC_LOC_LEN_ERR);
+			return SRNIC_RESP_NAK_INV;
+		}
+		if (ud) {
+			u8 buf[40];
+
+			srnic_build_grh(buf, m);
+			srnic_sg_write(&eng->remote, 0, buf, 40);
+		}
+		srnic_sg_copy(&eng->remote, grh, m->payload, 0, m->len);
+		srnic_sg_release(&eng->remote);
+	}
+
+	cqe.status = IB_WC_SUCCESS;
+	cqe.opcode = place_data ? IB_WC_RECV : IB_WC_RECV_RDMA_WITH_IMM;
+	cqe.byte_len = grh + m->len;
+	cqe.qp_num = dst->qpn;
+	if (m->has_imm) {
+		cqe.imm_data = m->imm;
+		cqe.wc_flags |= SRNIC_CQE_WITH_IMM;
+	}
+	if (ud) {
+		cqe.wc_flags |= SRNIC_CQE_GRH;
+		cqe.src_qp = m->src_qpn;
+	}
+	srnic_cq_post(to_scq(dst->ibqp.recv_cq), &cqe, m->solicited);
+	return SRNIC_RESP_OK;
+}
+
+/* Checks the target of an RDMA/atomic operation: QP state, QP access, rkey. */
+static enum srnic_resp srnic_resp_target(struct srnic_qp *dst,
+					 const struct srnic_msg *m, int access,
+					 struct srnic_sg *sg)
+{
+	struct srnic_dev *ddev = to_sdev(dst->ibqp.device);
+
+	if (!srnic_qp_receives(READ_ONCE(dst->state)))
+		return SRNIC_RESP_DROP;
+	if (!(dst->attr.qp_access_flags & access))
+		return SRNIC_RESP_NAK_ACCESS;
+	if (srnic_sg_range(ddev, to_spd(dst->ibqp.pd), m->rkey, m->raddr,
+			   m->len, access, sg))
+		return SRNIC_RESP_NAK_ACCESS;
+	return SRNIC_RESP_OK;
+}
+
+enum srnic_resp srnic_resp_write(struct srnic_engine *eng, struct srnic_qp *dst,
+				 struct srnic_msg *m)
+{
+	enum srnic_resp r;
+
+	r = srnic_resp_target(dst, m, IB_ACCESS_REMOTE_WRITE, &eng->remote);
+	if (r != SRNIC_RESP_OK)
+		return r;
+	srnic_sg_copy(&eng->remote, 0, m->payload, 0, m->len);
+	srnic_sg_release(&eng->remote);
+	return SRNIC_RESP_OK;
+}
+
+enum srnic_resp srnic_resp_read(struct srnic_engine *eng, struct srnic_qp *dst,
+				struct srnic_msg *m, struct srnic_sg *into)
+{
+	enum srnic_resp r;
+
+	if (!dst->attr.max_dest_rd_atomic)
+		return SRNIC_RESP_NAK_INV;
+	r = srnic_resp_target(dst, m, IB_ACCESS_REMOTE_READ, &eng->remote);
+	if (r != SRNIC_RESP_OK)
+		return r;
+	srnic_sg_copy(into, 0, &eng->remote, 0, m->len);
+	srnic_sg_release(&eng->remote);
+	return SRNIC_RESP_OK;
+}
+
+/* 64-bit atomics: atomic against each other and against the CPU. */
+enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst,
+				  struct srnic_msg *m, u64 *orig)
+{
+	enum srnic_resp r;
+	size_t contig;
+	u64 *p;
+
+	if (!dst->attr.max_dest_rd_atomic || m->raddr & 7)
+		return SRNIC_RESP_NAK_INV;
+	m->len = 8;
+	r = srnic_resp_target(dst, m, IB_ACCESS_REMOTE_ATOMIC, &eng->remote);
+	if (r != SRNIC_RESP_OK)
+		return r;
+	p = (u64 *)srnic_mr_kva(eng->remote.e[0].mr, m->raddr, &contig);
+	if (m->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP)
+		*orig = cmpxchg64(p, m->compare_add, m->swap);
+	else
+		*orig = atomic64_fetch_add(m->compare_add, (atomic64_t *)p);
+	srnic_sg_release(&eng->remote);
+	return SRNIC_RESP_OK;
+}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Scatter/gather lists resolved to MRs, and copies between them.  Every
+ * entry is checked against its MR (PD, access, bounds) when it is resolved;
+ * the copy then only walks kernel mappings of pinned pages.
+ */
+#include "srnic_loc.h"
+
+void srnic_sg_release(struct srnic_sg *sg)
+{
+	u32 i;
+
+	for (i = 0; i < sg->n; i++)
+		if (sg->e[i].mr)
+			srnic_mr_put(sg->e[i].mr);
+	sg->n = 0;
+}
+
+/* One range of one MR: for the remote side of WRITE, READ and atomics. */
+int srnic_sg_range(struct srnic_dev *sdev, struct srnic_pd *pd, u32 key,
+		   u64 iova, u64 len, int access, struct srnic_sg *sg)
+{
+	struct srnic_mr *mr;
+
+	memset(sg, 0, sizeof(*sg));
+	if (!len)
+		return 0;
+	mr = srnic_mr_get(sdev, key);
+	if (!mr)
+		return -EACCES;
+	if (srnic_mr_check(mr, pd, access, iova, len)) {
+		srnic_mr_put(mr);
+		return -EACCES;
+	}
+	sg->e[0] = (struct srnic_sge_ref){ .mr = mr, .iova = iova, .len = len };
+	sg->n = 1;
+	sg->total = len;
+	return 0;
+}
+
+/*
+ * Resolves user SGEs (already copied into kernel memory).  Zero-length
+ * entries are skipped without a key check, as real NICs do.  Returns
+ * -EACCES for a key/PD/access/bounds violation, -EMSGSIZE if the total
+ * exceeds the largest message.
+ */
+int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
+		     const struct srnic_wqe_data *sge, u32 n, int access,
+		     struct srnic_sg *sg)
+{
+	u32 i;
+
+	memset(sg, 0, sizeof(*sg));
+	for (i = 0; i < n; i++) {
+		struct srnic_mr *mr;
+		u32 len = sge[i].length;
+
+		if (!len)
+			continue;
+		if (sg->total + len > SRNIC_MAX_MSG_SIZE) {
+			srnic_sg_release(sg);
+			return -EMSGSIZE;
+		}
+		mr = srnic_mr_get(sdev, sge[i].lkey);
+		if (!mr || srnic_mr_check(mr, pd, access, sge[i].addr, len)) {
+			if (mr)
+				srnic_mr_put(mr);
+			srnic_sg_release(sg);
+			return -EACCES;
+		}
+		sg->e[sg->n++] = (struct srnic_sge_ref){
+			.mr = mr, .iova = sge[i].addr, .len = len,
+		};
+		sg->total += len;
+	}
+	return 0;
+}
+
+/* Kernel address of byte @off of @sg, and how many bytes follow contiguously. */
+static u8 *srnic_sg_ptr(const struct srnic_sg *sg, u64 off, size_t *contig)
+{
+	u32 i;
+	u8 *p;
+
+	if (sg->kbuf) {
+		*contig = sg->total - off;
+		return sg->kbuf + off;
+	}
+	for (i = 0; i < sg->n && off >= sg->e[i].len; i++)
+		off -= sg->e[i].len;
+	if (WARN_ON_ONCE(i == sg->n))
+		return NULL;
+	p = srnic_mr_kva(sg->e[i].mr, sg->e[i].iova + off, contig);
+	*contig = min_t(u64, *contig, sg->e[i].len - off);
+	return p;
+}
+
+/* Copies @len bytes; both lists were resolved and hold at least that much. */
+void srnic_sg_copy(const struct srnic_sg *dst, u64 doff,
+		   const struct srnic_sg *src, u64 soff, u64 len)
+{
+	while (len) {
+		size_t dc, sc, c;
+		u8 *d = srnic_sg_ptr(dst, doff, &dc);
+		u8 *s = srnic_sg_ptr(src, soff, &sc);
+
+		if (!d || !s || !dc || !sc)
+			return;
+		c = min3((size_t)len, dc, sc);
+		memcpy(d, s, c);
+		doff += c;
+		soff += c;
+		len -= c;
+		/* Large messages: let others run between chunks. */
+		if (len && !(doff & (SZ_1M - 1)))
+			cond_resched();
+	}
+}
+
+/* Writes @len bytes of kernel memory at offset @doff of @dst. */
+void srnic_sg_write(const struct srnic_sg *dst, u64 doff, const void *buf,
+		    u64 len)
+{
+	struct srnic_sg src = { .kbuf = (u8 *)buf, .total = len };
+
+	srnic_sg_copy(dst, doff, &src, 0, len);
+}

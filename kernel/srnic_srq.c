@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/* Shared receive queues: a receive ring and doorbell record in user memory. */
+#include "srnic_loc.h"
+
+int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct srnic_dev *sdev = to_sdev(ibsrq->device);
+	struct srnic_create_srq_resp resp = {};
+	struct srnic_srq *srq = to_ssrq(ibsrq);
+	struct ib_srq_attr *a = &init->attr;
+	struct srnic_create_srq_req req;
+	u32 room;
+	int err;
+
+	if (!udata || !udata->inlen)
+		return -EOPNOTSUPP;
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	if (!a->max_wr || a->max_wr > SRNIC_MAX_SRQ_WR || !a->max_sge ||
+	    a->max_sge > SRNIC_MAX_SGE)
+		return -EINVAL;
+	err = srnic_udata_in(udata, &req, sizeof(req));
+	if (err)
+		return err;
+	if (req.log_stride >= 31 ||
+	    (1U << req.log_stride) < SRNIC_RECV_WQE_MIN ||
+	    (1U << req.log_stride) > SRNIC_RECV_WQE_MAX ||
+	    req.log_entries > ilog2(SRNIC_MAX_SRQ_WR) ||
+	    (1U << req.log_entries) < a->max_wr)
+		return -EINVAL;
+	room = (1U << req.log_stride) - sizeof(struct srnic_recv_wqe_hdr);
+	if (room < a->max_sge * sizeof(struct srnic_wqe_data))
+		return -EINVAL;
+	if (req.db_addr % sizeof(struct srnic_srq_db))
+		return -EINVAL;
+
+	mutex_init(&srq->lock);
+	spin_lock_init(&srq->rq_lock);
+	srq->cons = 0;
+	srq->wq.log_entries = req.log_entries;
+	srq->wq.log_stride = req.log_stride;
+	srq->max_sge = min_t(u32, room / sizeof(struct srnic_wqe_data),
+			     SRNIC_MAX_SGE);
+	err = srnic_umem_pin(sdev, req.buf_addr,
+			     (size_t)1 << (req.log_entries + req.log_stride),
+			     true, &srq->wq.ring);
+	if (err)
+		return err;
+	err = srnic_umem_pin(sdev, req.db_addr, sizeof(struct srnic_srq_db),
+			     false, &srq->db);
+	if (err)
+		goto err_ring;
+	err = xa_alloc_cyclic(&sdev->srqs, &srq->srqn, srq,
+			      XA_LIMIT(1, SRNIC_MAX_SRQ), &sdev->next_srqn,
+			      GFP_KERNEL);
+	if (err < 0) {
+		err = err == -EBUSY ? -ENOMEM : err;
+		goto err_db;
+	}
+	/* srq_limit is not armed at creation (IB spec, 11.2.3.1). */
+	a->max_wr = 1U << req.log_entries;
+	a->max_sge = srq->max_sge;
+	resp.srqn = srq->srqn;
+	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+	if (err)
+		goto err_xa;
+	return 0;
+
+err_xa:
+	xa_erase(&sdev->srqs, srq->srqn);
+err_db:
+	srnic_umem_release(sdev, &srq->db);
+err_ring:
+	srnic_umem_release(sdev, &srq->wq.ring);
+	return err;
+}
+
+int srnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct srnic_srq *srq = to_ssrq(ibsrq);
+	int err = 0;
+
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EOPNOTSUPP;
+	/* Resizing is not offered (no IB_DEVICE_SRQ_RESIZE). */
+	if (mask & IB_SRQ_MAX_WR)
+		return -EOPNOTSUPP;
+	if (mask & ~IB_SRQ_LIMIT)
+		return -EINVAL;
+	mutex_lock(&srq->lock);
+	if (attr->srq_limit >= (1U << srq->wq.log_entries)) {
+		err = -EINVAL;
+	} else {
+		spin_lock(&srq->rq_lock);
+		srq->limit = attr->srq_limit;
+		spin_unlock(&srq->rq_lock);
+	}
+	mutex_unlock(&srq->lock);
+	return err;
+}
+
+int srnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct srnic_srq *srq = to_ssrq(ibsrq);
+
+	mutex_lock(&srq->lock);
+	attr->max_wr = 1U << srq->wq.log_entries;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = srq->limit;
+	mutex_unlock(&srq->lock);
+	return 0;
+}
+
+int srnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct srnic_dev *sdev = to_sdev(ibsrq->device);
+	struct srnic_srq *srq = to_ssrq(ibsrq);
+
+	xa_erase(&sdev->srqs, srq->srqn);
+	srnic_umem_release(sdev, &srq->db);
+	srnic_umem_release(sdev, &srq->wq.ring);
+	mutex_destroy(&srq->lock);
+	return 0;
+}

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * libsrnic fast path: posting work requests.  No system call: WQEs go into
+ * the rings in this process's memory, the producer counter into the
+ * doorbell record, and the doorbell value into the QP's UAR slot; only an
+ * engine that announced NEED_WAKEUP gets a wake-up call.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "srnic.h"
+
+/* Orders the WQE stores before the counter that publishes them. */
+#define srnic_publish(ptr, val) \
+	atomic_store_explicit((_Atomic uint32_t *)(ptr), (val), memory_order_release)
+#define srnic_load_acquire(ptr) \
+	atomic_load_explicit((_Atomic uint32_t *)(ptr), memory_order_acquire)
+
+static bool srnic_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		return true;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return type != IBV_QPT_UD;
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return type == IBV_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+/* Writes one WQE into @slot; returns an errno for what post time rejects. */
+static int srnic_build_send(struct srnic_qp *qp, const struct ibv_send_wr *wr,
+			    uint8_t *slot)
+{
+	enum ibv_qp_type type = qp->vqp.qp.qp_type;
+	uint32_t hdr = type == IBV_QPT_UD ? SRNIC_SEND_HDR_UD : SRNIC_SEND_HDR_RC;
+	struct srnic_wqe_ctrl *ctrl = (struct srnic_wqe_ctrl *)slot;
+	uint8_t *data = slot + hdr;
+	int i;
+
+	if (!srnic_send_opcode_ok(type, wr->opcode))
+		return EINVAL;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
+		return EINVAL;
+
+	memset(slot, 0, hdr);
+	ctrl->wr_id = wr->wr_id;
+	ctrl->opcode = wr->opcode;
+	if (wr->send_flags & IBV_SEND_SIGNALED)
+		ctrl->flags |= SRNIC_WQE_SIGNALED;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		ctrl->flags |= SRNIC_WQE_SOLICITED;
+	if (wr->send_flags & IBV_SEND_FENCE)
+		ctrl->flags |= SRNIC_WQE_FENCE;
+	ctrl->imm_data = wr->imm_data;
+
+	if (type == IBV_QPT_UD) {
+		struct srnic_wqe_ud *ud = (struct srnic_wqe_ud *)(ctrl + 1);
+		const struct srnic_ah *ah = (const struct srnic_ah *)wr->wr.ud.ah;
+
+		if (!ah)
+			return EINVAL;
+		ud->av = ah->av;
+		ud->remote_qpn = wr->wr.ud.remote_qpn;
+		ud->remote_qkey = wr->wr.ud.remote_qkey;
+	} else {
+		struct srnic_wqe_raddr *ra = (struct srnic_wqe_raddr *)(ctrl + 1);
+		struct srnic_wqe_atomic *at = (struct srnic_wqe_atomic *)(ra + 1);
+
+		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			ra->remote_addr = wr->wr.atomic.remote_addr;
+			ra->rkey = wr->wr.atomic.rkey;
+			at->compare_add = wr->wr.atomic.compare_add;
+			at->swap = wr->wr.atomic.swap;
+		} else {
+			ra->remote_addr = wr->wr.rdma.remote_addr;
+			ra->rkey = wr->wr.rdma.rkey;
+		}
+	}
+
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		uint32_t len = 0;
+
+		for (i = 0; i < wr->num_sge; i++) {
+			if (wr->sg_list[i].length > qp->max_inline_data - len)
+				return EINVAL;
+			memcpy(data + len, (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			len += wr->sg_list[i].length;
+		}
+		ctrl->flags |= SRNIC_WQE_INLINE;
+		ctrl->inline_len = len;
+		return 0;
+	}
+	for (i = 0; i < wr->num_sge; i++) {
+		struct srnic_wqe_data *d = (struct srnic_wqe_data *)data + i;
+
+		d->length = wr->sg_list[i].length;
+		d->lkey = wr->sg_list[i].lkey;
+		d->addr = wr->sg_list[i].addr;
+	}
+	ctrl->num_sge = wr->num_sge;
+	return 0;
+}
+
+int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	struct srnic_qp *qp = (struct srnic_qp *)ibqp;
+	struct srnic_context *ctx = to_sctx(ibqp->context);
+	uint32_t n = 1u << qp->sq.log_entries, cons, start;
+	int err = 0;
+
+	pthread_spin_lock(&qp->sq_lock);
+	/* The send queue works from RTS on (and in error, to be flushed). */
+	if (ibqp->state < IBV_QPS_RTS) {
+		err = EINVAL;
+		*bad_wr = wr;
+		goto out;
+	}
+	start = qp->sq_head;
+	cons = srnic_load_acquire(&qp->db->sq_consumer);
+	for (; wr; wr = wr->next) {
+		if (qp->sq_head - cons >= n) {
+			err = ENOMEM;
+			*bad_wr = wr;
+			break;
+		}
+		err = srnic_build_send(qp, wr, (uint8_t *)qp->sq.ring +
+				       ((size_t)(qp->sq_head & (n - 1)) << qp->sq.log_stride));
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+		qp->sq_head++;
+	}
+	if (qp->sq_head != start) {
+		srnic_publish(&qp->db->sq_producer, qp->sq_head);
+		srnic_publish(&qp->doorbell->value, qp->sq_head);
+		/* Doorbell before the engine's flag: see srnic_engine.c. */
+		atomic_thread_fence(memory_order_seq_cst);
+		if (ctx->status[0].flags & SRNIC_ENGINE_NEED_WAKEUP) {
+			struct ibv_send_wr *bad;
+
+			ibv_cmd_post_send(ibqp, NULL, &bad);
+		}
+	}
+out:
+	pthread_spin_unlock(&qp->sq_lock);
+	return err;
+}
+
+/* One receive WQE: header, then the scatter entries. */
+static void srnic_build_recv(const struct ibv_recv_wr *wr, uint8_t *slot)
+{
+	struct srnic_recv_wqe_hdr *hdr = (struct srnic_recv_wqe_hdr *)slot;
+	struct srnic_wqe_data *d = (struct srnic_wqe_data *)(hdr + 1);
+	int i;
+
+	hdr->wr_id = wr->wr_id;
+	hdr->num_sge = wr->num_sge;
+	hdr->reserved = 0;
+	for (i = 0; i < wr->num_sge; i++) {
+		d[i].length = wr->sg_list[i].length;
+		d[i].lkey = wr->sg_list[i].lkey;
+		d[i].addr = wr->sg_list[i].addr;
+	}
+}
+
+int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr)
+{
+	struct srnic_qp *qp = (struct srnic_qp *)ibqp;
+	uint32_t n = 1u << qp->rq.log_entries, cons, start;
+	int err = 0;
+
+	pthread_spin_lock(&qp->rq_lock);
+	if (ibqp->srq || !qp->rq.ring || ibqp->state == IBV_QPS_RESET) {
+		err = EINVAL;
+		*bad_wr = wr;
+		goto out;
+	}
+	start = qp->rq_head;
+	cons = srnic_load_acquire(&qp->db->rq_consumer);
+	for (; wr; wr = wr->next) {
+		if (qp->rq_head - cons >= n) {
+			err = ENOMEM;
+			*bad_wr = wr;
+			break;
+		}
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_recv_sge) {
+			err = EINVAL;
+			*bad_wr = wr;
+			break;
+		}
+		srnic_build_recv(wr, (uint8_t *)qp->rq.ring +
+				 ((size_t)(qp->rq_head & (n - 1)) << qp->rq.log_stride));
+		qp->rq_head++;
+	}
+	/* No doorbell: the engine reads the producer when a message arrives. */
+	if (qp->rq_head != start)
+		srnic_publish(&qp->db->rq_producer, qp->rq_head);
+out:
+	pthread_spin_unlock(&qp->rq_lock);
+	return err;
+}
+
+int srnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr)
+{
+	struct srnic_srq *srq = (struct srnic_srq *)ibsrq;
+	uint32_t n = 1u << srq->wq.log_entries, cons, start;
+	int err = 0;
+
+	pthread_spin_lock(&srq->lock);
+	start = srq->head;
+	cons = srnic_load_acquire(&srq->db->consumer);
+	for (; wr; wr = wr->next) {
+		if (srq->head - cons >= n) {
+			err = ENOMEM;
+			*bad_wr = wr;
+			break;
+		}
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge) {
+			err = EINVAL;
+			*bad_wr = wr;
+			break;
+		}
+		srnic_build_recv(wr, (uint8_t *)srq->wq.ring +
+				 ((size_t)(srq->head & (n - 1)) << srq->wq.log_stride));
+		srq->head++;
+	}
+	if (srq->head != start)
+		srnic_publish(&srq->db->producer, srq->head);
+	pthread_spin_unlock(&srq->lock);
+	return err;
+}

@@ -1,0 +1,684 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * libsrnic: completion queues, queue pairs, SRQs and address handles.  The
+ * provider allocates every ring and doorbell record in this process's
+ * memory; the kernel pins them when the queue is created.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "srnic.h"
+
+/* ---- context-wide tables: doorbell records and UAR mappings ---- */
+
+int srnic_queues_init(struct srnic_context *ctx, uint64_t uar0_offset,
+		      void *uar0)
+{
+	if (pthread_mutex_init(&ctx->lock, NULL))
+		return ENOMEM;
+	ctx->uar_maps[0].mmap_offset = uar0_offset;
+	ctx->uar_maps[0].addr = uar0;
+	ctx->num_uar_maps = 1;
+	return 0;
+}
+
+void srnic_queues_cleanup(struct srnic_context *ctx)
+{
+	struct srnic_dbrec_page *p, *next;
+	unsigned int i;
+
+	for (i = 0; i < ctx->num_uar_maps; i++)
+		munmap(ctx->uar_maps[i].addr, SRNIC_PAGE_SIZE);
+	ctx->num_uar_maps = 0;
+	for (p = ctx->dbrec_pages; p; p = next) {
+		next = p->next;
+		free(p->mem);
+		free(p);
+	}
+	ctx->dbrec_pages = NULL;
+	pthread_mutex_destroy(&ctx->lock);
+}
+
+/* A zeroed 64-byte doorbell record that does not cross a page. */
+static void *srnic_dbrec_alloc(struct srnic_context *ctx)
+{
+	struct srnic_dbrec_page *p;
+	void *rec = NULL;
+	unsigned int i;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (p = ctx->dbrec_pages; p; p = p->next)
+		if (~p->used)
+			break;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p || posix_memalign(&p->mem, SRNIC_PAGE_SIZE,
+					 SRNIC_PAGE_SIZE)) {
+			free(p);
+			goto out;
+		}
+		p->next = ctx->dbrec_pages;
+		ctx->dbrec_pages = p;
+	}
+	i = __builtin_ctzll(~p->used);
+	p->used |= 1ull << i;
+	rec = (char *)p->mem + i * SRNIC_DBREC_SLOT;
+	memset(rec, 0, SRNIC_DBREC_SLOT);
+out:
+	pthread_mutex_unlock(&ctx->lock);
+	return rec;
+}
+
+static void srnic_dbrec_free(struct srnic_context *ctx, void *rec)
+{
+	struct srnic_dbrec_page *p;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (p = ctx->dbrec_pages; p; p = p->next) {
+		uintptr_t off = (uintptr_t)rec - (uintptr_t)p->mem;
+
+		if (off < SRNIC_PAGE_SIZE) {
+			p->used &= ~(1ull << (off / SRNIC_DBREC_SLOT));
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+/* The doorbell register the kernel assigned, mapping its UAR page once. */
+static struct srnic_db_slot *srnic_doorbell(struct srnic_context *ctx,
+					    const struct srnic_db_loc *loc)
+{
+	struct srnic_db_slot *slot = NULL;
+	unsigned int i;
+	void *addr;
+
+	if (loc->slot >= ctx->dbs_per_uar)
+		return NULL;
+	pthread_mutex_lock(&ctx->lock);
+	for (i = 0; i < ctx->num_uar_maps; i++)
+		if (ctx->uar_maps[i].mmap_offset == loc->uar_mmap_offset)
+			break;
+	if (i == ctx->num_uar_maps) {
+		if (i == SRNIC_MAX_UAR_MAPS)
+			goto out;
+		addr = mmap(NULL, SRNIC_PAGE_SIZE, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, ctx->vctx.context.cmd_fd,
+			    loc->uar_mmap_offset);
+		if (addr == MAP_FAILED)
+			goto out;
+		ctx->uar_maps[i].mmap_offset = loc->uar_mmap_offset;
+		ctx->uar_maps[i].addr = addr;
+		ctx->num_uar_maps++;
+	}
+	slot = (struct srnic_db_slot *)ctx->uar_maps[i].addr + loc->slot;
+out:
+	pthread_mutex_unlock(&ctx->lock);
+	return slot;
+}
+
+/* A zeroed, page-aligned ring of 1 << log bytes. */
+static void *srnic_ring_alloc(uint32_t log, size_t *len)
+{
+	void *ring;
+
+	*len = (size_t)1 << log;
+	if (*len < SRNIC_PAGE_SIZE)
+		*len = SRNIC_PAGE_SIZE;
+	if (posix_memalign(&ring, SRNIC_PAGE_SIZE, *len))
+		return NULL;
+	memset(ring, 0, *len);
+	return ring;
+}
+
+static uint32_t srnic_log2_ceil(uint32_t v)
+{
+	return v <= 1 ? 0 : 32 - __builtin_clz(v - 1);
+}
+
+/* ---- completion queues ---- */
+
+static inline struct srnic_cq *to_scq(struct ibv_cq *ibcq)
+{
+	return (struct srnic_cq *)ibcq;
+}
+
+/* Owner value of a valid CQE at free-running index n (see srnic-abi.h). */
+static inline uint8_t srnic_cqe_owner(uint32_t n, uint32_t log)
+{
+	return ((n >> log) & 1) ^ 1;
+}
+
+static struct ibv_cq *srnic_create_cq(struct ibv_context *ibctx, int cqe,
+				      struct ibv_comp_channel *channel,
+				      int comp_vector)
+{
+	struct srnic_context *ctx = to_sctx(ibctx);
+	struct srnic_create_cq_cmd cmd = {};
+	struct srnic_create_cq_cmd_resp resp = {};
+	struct srnic_cq *cq;
+	int err;
+
+	if (cqe < 1 || (unsigned int)cqe >= (1u << 22)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* One entry stays free: a full ring is told from an empty one. */
+	cq->log_entries = srnic_log2_ceil(cqe + 1);
+	if (cq->log_entries < 1)
+		cq->log_entries = 1;
+	cq->ring = srnic_ring_alloc(cq->log_entries + 6, &cq->ring_len);
+	cq->db = srnic_dbrec_alloc(ctx);
+	if (!cq->ring || !cq->db || pthread_spin_init(&cq->lock, 0)) {
+		err = ENOMEM;
+		goto err;
+	}
+	cmd.drv_payload.buf_addr = (uintptr_t)cq->ring;
+	cmd.drv_payload.db_addr = (uintptr_t)cq->db;
+	cmd.drv_payload.log_entries = cq->log_entries;
+	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector,
+				&cq->vcq.cq, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (err)
+		goto err;
+	cq->cqn = resp.drv_payload.cqn;
+	cq->doorbell = srnic_doorbell(ctx, &resp.drv_payload.db);
+	if (!cq->doorbell) {
+		ibv_cmd_destroy_cq(&cq->vcq.cq);
+		err = ENOMEM;
+		goto err;
+	}
+	return &cq->vcq.cq;
+
+err:
+	if (cq->db)
+		srnic_dbrec_free(ctx, cq->db);
+	free(cq->ring);
+	free(cq);
+	errno = err;
+	return NULL;
+}
+
+static int srnic_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct srnic_cq *cq = to_scq(ibcq);
+	int err = ibv_cmd_destroy_cq(ibcq);
+
+	if (err)
+		return err;
+	srnic_dbrec_free(to_sctx(ibcq->context), cq->db);
+	pthread_spin_destroy(&cq->lock);
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+static int srnic_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct srnic_cq *cq = to_scq(ibcq);
+	struct srnic_resize_cq_cmd cmd = {};
+	struct srnic_resize_cq_cmd_resp resp = {};
+	uint32_t log;
+	size_t len;
+	void *ring;
+	int err;
+
+	if (cqe < 1 || (unsigned int)cqe >= (1u << 22))
+		return EINVAL;
+	log = srnic_log2_ceil(cqe + 1);
+	if (log < 1)
+		log = 1;
+	ring = srnic_ring_alloc(log + 6, &len);
+	if (!ring)
+		return ENOMEM;
+	pthread_spin_lock(&cq->lock);
+	/* The kernel reads the consumer counter from the doorbell record. */
+	atomic_store_explicit((_Atomic uint32_t *)&cq->db->consumer,
+			      cq->consumer, memory_order_release);
+	cmd.drv_payload.buf_addr = (uintptr_t)ring;
+	cmd.drv_payload.log_entries = log;
+	err = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (err) {
+		pthread_spin_unlock(&cq->lock);
+		free(ring);
+		return err;
+	}
+	free(cq->ring);
+	cq->ring = ring;
+	cq->ring_len = len;
+	cq->log_entries = log;
+	cq->consumer = resp.drv_payload.consumer;
+	pthread_spin_unlock(&cq->lock);
+	return 0;
+}
+
+static inline unsigned int srnic_wc_flags(uint8_t f)
+{
+	return (f & SRNIC_CQE_GRH ? IBV_WC_GRH : 0) |
+	       (f & SRNIC_CQE_WITH_IMM ? IBV_WC_WITH_IMM : 0) |
+	       (f & SRNIC_CQE_WITH_INV ? IBV_WC_WITH_INV : 0);
+}
+
+static int srnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct srnic_cq *cq = to_scq(ibcq);
+	uint32_t mask = (1u << cq->log_entries) - 1;
+	int n;
+
+	pthread_spin_lock(&cq->lock);
+	for (n = 0; n < ne; n++) {
+		struct srnic_cqe *cqe = &cq->ring[cq->consumer & mask];
+		uint8_t owner;
+
+		/* Pairs with the engine's release store of owner. */
+		owner = atomic_load_explicit((_Atomic uint8_t *)&cqe->owner,
+					     memory_order_acquire);
+		if (owner != srnic_cqe_owner(cq->consumer, cq->log_entries))
+			break;
+		wc[n] = (struct ibv_wc){
+			.wr_id = cqe->wr_id,
+			.status = cqe->status,
+			.opcode = cqe->opcode,
+			.vendor_err = cqe->vendor_err,
+			.byte_len = cqe->byte_len,
+			.imm_data = cqe->imm_data,
+			.qp_num = cqe->qp_num,
+			.src_qp = cqe->src_qp,
+			.wc_flags = srnic_wc_flags(cqe->wc_flags),
+			.pkey_index = cqe->pkey_index,
+			.sl = cqe->sl,
+		};
+		cq->consumer++;
+	}
+	if (n)
+		atomic_store_explicit((_Atomic uint32_t *)&cq->db->consumer,
+				      cq->consumer, memory_order_release);
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
+static int srnic_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct srnic_cq *cq = to_scq(ibcq);
+	uint32_t arm;
+
+	pthread_spin_lock(&cq->lock);
+	arm = (solicited_only ? SRNIC_CQ_ARM_SOLICITED : SRNIC_CQ_ARM_NEXT) |
+	      (++cq->arm_sn << 8);
+	/* The record first, then the doorbell that tells the engine to look. */
+	atomic_store_explicit((_Atomic uint32_t *)&cq->db->arm, arm,
+			      memory_order_release);
+	atomic_store_explicit((_Atomic uint32_t *)&cq->doorbell->value, arm,
+			      memory_order_release);
+	pthread_spin_unlock(&cq->lock);
+	return 0;
+}
+
+/* ---- queue pairs ---- */
+
+static inline struct srnic_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return (struct srnic_qp *)ibqp;
+}
+
+/* Ring geometry for the requested capabilities, as the kernel checks it. */
+static int srnic_qp_geometry(const struct ibv_qp_init_attr_ex *attr,
+			     struct srnic_create_qp_req *req)
+{
+	const struct ibv_qp_cap *cap = &attr->cap;
+	uint32_t hdr = attr->qp_type == IBV_QPT_UD ? SRNIC_SEND_HDR_UD :
+						     SRNIC_SEND_HDR_RC;
+	uint32_t need, sge;
+
+	if (!cap->max_send_wr || cap->max_send_wr > (1u << 15) ||
+	    cap->max_send_sge > 32 || cap->max_recv_sge > 32 ||
+	    cap->max_recv_wr > (1u << 15) ||
+	    cap->max_inline_data > SRNIC_MAX_INLINE_DATA)
+		return EINVAL;
+	sge = cap->max_send_sge ? cap->max_send_sge : 1;
+	need = hdr + sge * sizeof(struct srnic_wqe_data);
+	if (need < hdr + cap->max_inline_data)
+		need = hdr + cap->max_inline_data;
+	req->sq_log_stride = srnic_log2_ceil(need < SRNIC_SEND_WQE_MIN ?
+					     SRNIC_SEND_WQE_MIN : need);
+	req->sq_log_entries = srnic_log2_ceil(cap->max_send_wr);
+	if (attr->srq || !cap->max_recv_wr)
+		return 0;
+	sge = cap->max_recv_sge ? cap->max_recv_sge : 1;
+	need = sizeof(struct srnic_recv_wqe_hdr) +
+	       sge * sizeof(struct srnic_wqe_data);
+	req->rq_log_stride = srnic_log2_ceil(need < SRNIC_RECV_WQE_MIN ?
+					     SRNIC_RECV_WQE_MIN : need);
+	req->rq_log_entries = srnic_log2_ceil(cap->max_recv_wr);
+	return 0;
+}
+
+static void srnic_qp_free(struct srnic_context *ctx, struct srnic_qp *qp)
+{
+	if (qp->db)
+		srnic_dbrec_free(ctx, qp->db);
+	free(qp->sq.ring);
+	free(qp->rq.ring);
+	free(qp);
+}
+
+static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
+					 struct ibv_qp_init_attr_ex *attr)
+{
+	struct srnic_context *ctx = to_sctx(ibctx);
+	struct srnic_create_qp_cmd cmd = {};
+	struct srnic_create_qp_cmd_resp resp = {};
+	struct srnic_create_qp_req *req = &cmd.drv_payload;
+	struct srnic_qp *qp;
+	int err;
+
+	switch (attr->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		break;
+	default:
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* No creation flag is supported; an empty flag set is fine. */
+	if ((attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD |
+					   IBV_QP_INIT_ATTR_CREATE_FLAGS)) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr->create_flags)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	err = srnic_qp_geometry(attr, req);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->sq.log_entries = req->sq_log_entries;
+	qp->sq.log_stride = req->sq_log_stride;
+	qp->sq.ring = srnic_ring_alloc(req->sq_log_entries + req->sq_log_stride,
+				       &qp->sq.ring_len);
+	err = ENOMEM;
+	if (!qp->sq.ring)
+		goto err;
+	if (req->rq_log_stride) {
+		qp->rq.log_entries = req->rq_log_entries;
+		qp->rq.log_stride = req->rq_log_stride;
+		qp->rq.ring = srnic_ring_alloc(req->rq_log_entries +
+					       req->rq_log_stride,
+					       &qp->rq.ring_len);
+		if (!qp->rq.ring)
+			goto err;
+		req->rq_buf_addr = (uintptr_t)qp->rq.ring;
+	}
+	qp->db = srnic_dbrec_alloc(ctx);
+	if (!qp->db)
+		goto err;
+	req->sq_buf_addr = (uintptr_t)qp->sq.ring;
+	req->db_addr = (uintptr_t)qp->db;
+	/* The command carries no creation flags; they were checked zero. */
+	uint32_t comp_mask = attr->comp_mask;
+
+	attr->comp_mask &= ~(uint32_t)IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	attr->comp_mask = comp_mask;
+	if (err)
+		goto err;
+	qp->max_inline_data = resp.drv_payload.max_inline_data;
+	qp->max_send_sge = attr->cap.max_send_sge;
+	qp->max_recv_sge = attr->cap.max_recv_sge;
+	qp->doorbell = srnic_doorbell(ctx, &resp.drv_payload.db);
+	if (!qp->doorbell || pthread_spin_init(&qp->sq_lock, 0) ||
+	    pthread_spin_init(&qp->rq_lock, 0)) {
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
+		err = ENOMEM;
+		goto err;
+	}
+	return &qp->vqp.qp;
+
+err:
+	srnic_qp_free(ctx, qp);
+	errno = err;
+	return NULL;
+}
+
+static struct ibv_qp *srnic_create_qp(struct ibv_pd *pd,
+				      struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_qp *qp = srnic_create_qp_ex(pd->context, &ex);
+
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+static int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			   int mask)
+{
+	struct srnic_qp *qp = to_sqp(ibqp);
+	struct ibv_modify_qp cmd;
+	int err;
+
+	err = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
+	if (err || !(mask & IBV_QP_STATE) || attr->qp_state != IBV_QPS_RESET)
+		return err;
+	/* Empty queues, as the kernel's consumers now are. */
+	pthread_spin_lock(&qp->sq_lock);
+	pthread_spin_lock(&qp->rq_lock);
+	qp->sq_head = 0;
+	qp->rq_head = 0;
+	qp->db->sq_producer = 0;
+	qp->db->rq_producer = 0;
+	qp->doorbell->value = 0;
+	pthread_spin_unlock(&qp->rq_lock);
+	pthread_spin_unlock(&qp->sq_lock);
+	return 0;
+}
+
+static int srnic_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			  int mask, struct ibv_qp_init_attr *init)
+{
+	struct ibv_query_qp cmd;
+
+	return ibv_cmd_query_qp(qp, attr, mask, init, &cmd, sizeof(cmd));
+}
+
+static int srnic_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct srnic_qp *qp = to_sqp(ibqp);
+	int err = ibv_cmd_destroy_qp(ibqp);
+
+	if (err)
+		return err;
+	pthread_spin_destroy(&qp->sq_lock);
+	pthread_spin_destroy(&qp->rq_lock);
+	srnic_qp_free(to_sctx(ibqp->context), qp);
+	return 0;
+}
+
+/* ---- shared receive queues ---- */
+
+static inline struct srnic_srq *to_ssrq(struct ibv_srq *ibsrq)
+{
+	return (struct srnic_srq *)ibsrq;
+}
+
+static struct ibv_srq *srnic_create_srq(struct ibv_pd *pd,
+					struct ibv_srq_init_attr *attr)
+{
+	struct srnic_context *ctx = to_sctx(pd->context);
+	struct srnic_create_srq_cmd cmd = {};
+	struct srnic_create_srq_cmd_resp resp = {};
+	struct srnic_srq *srq;
+	uint32_t need;
+	int err;
+
+	if (!attr->attr.max_wr || attr->attr.max_wr > (1u << 15) ||
+	    !attr->attr.max_sge || attr->attr.max_sge > 32) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	need = sizeof(struct srnic_recv_wqe_hdr) +
+	       attr->attr.max_sge * sizeof(struct srnic_wqe_data);
+	srq->wq.log_stride = srnic_log2_ceil(need < SRNIC_RECV_WQE_MIN ?
+					     SRNIC_RECV_WQE_MIN : need);
+	srq->wq.log_entries = srnic_log2_ceil(attr->attr.max_wr);
+	srq->wq.ring = srnic_ring_alloc(srq->wq.log_entries + srq->wq.log_stride,
+					&srq->wq.ring_len);
+	srq->db = srnic_dbrec_alloc(ctx);
+	err = ENOMEM;
+	if (!srq->wq.ring || !srq->db)
+		goto err;
+	cmd.drv_payload.buf_addr = (uintptr_t)srq->wq.ring;
+	cmd.drv_payload.db_addr = (uintptr_t)srq->db;
+	cmd.drv_payload.log_entries = srq->wq.log_entries;
+	cmd.drv_payload.log_stride = srq->wq.log_stride;
+	err = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
+				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (err)
+		goto err;
+	srq->srqn = resp.drv_payload.srqn;
+	srq->max_sge = attr->attr.max_sge;
+	if (pthread_spin_init(&srq->lock, 0)) {
+		ibv_cmd_destroy_srq(&srq->vsrq.srq);
+		err = ENOMEM;
+		goto err;
+	}
+	return &srq->vsrq.srq;
+
+err:
+	if (srq->db)
+		srnic_dbrec_free(ctx, srq->db);
+	free(srq->wq.ring);
+	free(srq);
+	errno = err;
+	return NULL;
+}
+
+static int srnic_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+			    int mask)
+{
+	struct ibv_modify_srq cmd;
+
+	return ibv_cmd_modify_srq(srq, attr, mask, &cmd, sizeof(cmd));
+}
+
+static int srnic_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd;
+
+	return ibv_cmd_query_srq(srq, attr, &cmd, sizeof(cmd));
+}
+
+static int srnic_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct srnic_srq *srq = to_ssrq(ibsrq);
+	int err = ibv_cmd_destroy_srq(ibsrq);
+
+	if (err)
+		return err;
+	srnic_dbrec_free(to_sctx(ibsrq->context), srq->db);
+	pthread_spin_destroy(&srq->lock);
+	free(srq->wq.ring);
+	free(srq);
+	return 0;
+}
+
+/* ---- address handles ---- */
+
+static struct ibv_ah *srnic_create_ah(struct ibv_pd *pd,
+				      struct ibv_ah_attr *attr)
+{
+	struct srnic_create_ah_cmd_resp resp = {};
+	struct srnic_ah *ah;
+	int err;
+
+	/* RoCEv2 addresses by GID. */
+	if (!attr->is_global) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ah = calloc(1, sizeof(*ah));
+	if (!ah) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_create_ah(pd, &ah->ibah, attr, &resp.ibv_resp,
+				sizeof(resp));
+	if (err) {
+		free(ah);
+		errno = err;
+		return NULL;
+	}
+	memcpy(ah->av.dgid, attr->grh.dgid.raw, sizeof(ah->av.dgid));
+	memcpy(ah->av.dmac, resp.drv_payload.dmac, sizeof(ah->av.dmac));
+	ah->av.sgid_index = attr->grh.sgid_index;
+	ah->av.hop_limit = attr->grh.hop_limit;
+	ah->av.flow_label = attr->grh.flow_label;
+	ah->av.traffic_class = attr->grh.traffic_class;
+	ah->av.sl = attr->sl;
+	return &ah->ibah;
+}
+
+static int srnic_destroy_ah(struct ibv_ah *ibah)
+{
+	int err = ibv_cmd_destroy_ah(ibah);
+
+	if (err)
+		return err;
+	free((struct srnic_ah *)ibah);
+	return 0;
+}
+
+const struct verbs_context_ops srnic_queue_ops = {
+	.create_cq = srnic_create_cq,
+	.destroy_cq = srnic_destroy_cq,
+	.resize_cq = srnic_resize_cq,
+	.poll_cq = srnic_poll_cq,
+	.req_notify_cq = srnic_req_notify_cq,
+	.create_qp = srnic_create_qp,
+	.create_qp_ex = srnic_create_qp_ex,
+	.modify_qp = srnic_modify_qp,
+	.query_qp = srnic_query_qp,
+	.destroy_qp = srnic_destroy_qp,
+	.post_send = srnic_post_send,
+	.post_recv = srnic_post_recv,
+	.post_srq_recv = srnic_post_srq_recv,
+	.create_srq = srnic_create_srq,
+	.modify_srq = srnic_modify_srq,
+	.query_srq = srnic_query_srq,
+	.destroy_srq = srnic_destroy_srq,
+	.create_ah = srnic_create_ah,
+	.destroy_ah = srnic_destroy_ah,
+};
