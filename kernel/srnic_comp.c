@@ -152,11 +152,12 @@ int srnic_qp_flush(struct srnic_qp *qp)
 
 		cqe.wr_id = READ_ONCE(ctrl->wr_id);
 		cqe.opcode = srnic_wc_opcode(READ_ONCE(ctrl->opcode));
-		srnic_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
+		/* The slot is free before its completion is visible. */
 		qp->sq_cons++;
+		smp_store_release(&db->sq_consumer, qp->sq_cons);
+		srnic_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
 		done++;
 	}
-	smp_store_release(&db->sq_consumer, qp->sq_cons);
 
 	if (qp->ibqp.srq || !qp->cap.max_recv_wr)
 		return done;
@@ -172,11 +173,11 @@ int srnic_qp_flush(struct srnic_qp *qp)
 			((qp->rq_cons & mask) << qp->rq.log_stride);
 
 		cqe.wr_id = READ_ONCE(hdr->wr_id);
-		srnic_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, false);
 		qp->rq_cons++;
+		smp_store_release(&db->rq_consumer, qp->rq_cons);
+		srnic_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, false);
 		done++;
 	}
-	smp_store_release(&db->rq_consumer, qp->rq_cons);
 	spin_unlock(&qp->rq_lock);
 	return done;
 }

@@ -242,6 +242,13 @@ complete:
 	if (dst)
 		srnic_qp_put(dst);
 	qp->in_progress = false;
+	/*
+	 * The slot is free before its completion is visible: a provider that
+	 * polled the CQE may post into it at once.
+	 */
+	qp->sq_cons++;
+	smp_store_release(&((struct srnic_qp_db *)qp->db.kva)->sq_consumer,
+			  qp->sq_cons);
 	srnic_send_complete(qp, ctrl, status,
 			    status == IB_WC_SUCCESS ? (u32)m.len : 0);
 	if (status != IB_WC_SUCCESS)
@@ -257,7 +264,6 @@ complete:
 int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,
 		     unsigned long *timer)
 {
-	struct srnic_qp_db *db = qp->db.kva;
 	u32 prod, n = 1U << qp->sq.log_entries;
 	int done = 0, state;
 
@@ -299,8 +305,6 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,
 				*timer = qp->rnr_until;
 			break;
 		}
-		qp->sq_cons++;
-		smp_store_release(&db->sq_consumer, qp->sq_cons);
 		done++;
 		if (READ_ONCE(qp->state) != IB_QPS_RTS)
 			break;

@@ -13,6 +13,7 @@ run_ksft link_test
 run_ksft removal_test
 run_ksft mr_test
 run_ksft queue_test
+run_ksft engine_test
 
 # The standard tools on the device.
 run_check "ibv_devices lists $SRNIC_DEV" \
