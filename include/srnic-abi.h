@@ -294,13 +294,17 @@ struct srnic_recv_wqe_hdr {
  * value into the QP's doorbell slot (release), full barrier, then if the
  * engine status says NEED_WAKEUP, wake it with a zero-WR post_send command.
  * Posting receives needs no doorbell: the engine reads rq_producer when it
- * needs a receive WQE.
+ * needs a receive WQE.  Except once the engine has set @error: work posted
+ * to a QP in error is flushed by the engine, so the provider then wakes it
+ * (the same zero-WR post_send) after posting either queue.
  */
 struct srnic_qp_db {
 	__u32 sq_producer;
 	__u32 rq_producer;
 	__u32 sq_consumer;	/* engine-written */
 	__u32 rq_consumer;	/* engine-written */
+	__u32 error;		/* engine-written: non-zero once in error */
+	__u32 reserved;
 };
 
 /* SRQ doorbell record; same rules as the QP's receive side. */

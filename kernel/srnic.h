@@ -225,6 +225,7 @@ struct srnic_qp {
 	u8 rnr_left;
 	u8 retry_left;
 	bool in_progress;		/* the WQE at sq_cons was started */
+	bool last_wqe_sent;		/* IB_EVENT_QP_LAST_WQE_REACHED raised */
 	u32 visits;
 	int peer_dev;			/* RC/UC: device of the peer, or -1 */
 	u8 sgid[16];			/* our GID (from the path's sgid_index) */

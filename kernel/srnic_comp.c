@@ -16,7 +16,7 @@ static inline u8 srnic_cqe_owner(u32 n, u32 log)
  * the CQ goes to error, IB_EVENT_CQ_ERR is raised, and nothing more is
  * written to it.
  */
-void srnic_cq_post(struct srnic_cq *cq, const struct srnic_cqe *src,
+bool srnic_cq_post(struct srnic_cq *cq, const struct srnic_cqe *src,
 		   bool solicited)
 {
 	struct srnic_cq_db *db = cq->db.kva;
@@ -26,8 +26,10 @@ void srnic_cq_post(struct srnic_cq *cq, const struct srnic_cqe *src,
 	u32 arm, n;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	if (cq->overrun)
-		goto out;
+	if (cq->overrun) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		return false;
+	}
 	n = 1U << cq->log_entries;
 	if (cq->producer - READ_ONCE(db->consumer) >= n) {
 		cq->overrun = true;
@@ -60,6 +62,33 @@ out:
 	}
 	if (fire && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	return !overrun;
+}
+
+/*
+ * A completion of @qp's that its CQ could not take: the CQ is in error, and
+ * so is the QP, with IB_EVENT_QP_FATAL (no completion will ever tell).
+ */
+static void srnic_qp_post(struct srnic_qp *qp, struct ib_cq *ibcq,
+			  const struct srnic_cqe *cqe, bool solicited)
+{
+	if (srnic_cq_post(to_scq(ibcq), cqe, solicited))
+		return;
+	if (READ_ONCE(qp->state) != IB_QPS_ERR) {
+		srnic_qp_set_error(qp);
+		srnic_qp_event(qp, IB_EVENT_QP_FATAL);
+	}
+}
+
+void srnic_qp_send_cqe(struct srnic_qp *qp, const struct srnic_cqe *cqe)
+{
+	srnic_qp_post(qp, qp->ibqp.send_cq, cqe, false);
+}
+
+void srnic_qp_recv_cqe(struct srnic_qp *qp, const struct srnic_cqe *cqe,
+		       bool solicited)
+{
+	srnic_qp_post(qp, qp->ibqp.recv_cq, cqe, solicited);
 }
 
 void srnic_qp_event(struct srnic_qp *qp, enum ib_event_type type)
@@ -85,6 +114,8 @@ void srnic_qp_set_error(struct srnic_qp *qp)
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
 		return;
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	/* Tells the provider to wake the engine for what it posts now. */
+	WRITE_ONCE(((struct srnic_qp_db *)qp->db.kva)->error, 1);
 	xa_set_mark(&sdev->qps, qp->qpn, SRNIC_QP_ACTIVE);
 	srnic_engine_kick(sdev);
 }
@@ -122,7 +153,7 @@ void srnic_send_complete(struct srnic_qp *qp, const struct srnic_wqe_ctrl *ctrl,
 	cqe.opcode = srnic_wc_opcode(ctrl->opcode);
 	cqe.byte_len = byte_len;
 	cqe.qp_num = qp->qpn;
-	srnic_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
+	srnic_qp_send_cqe(qp, &cqe);
 }
 
 /*
@@ -155,10 +186,15 @@ int srnic_qp_flush(struct srnic_qp *qp)
 		/* The slot is free before its completion is visible. */
 		qp->sq_cons++;
 		smp_store_release(&db->sq_consumer, qp->sq_cons);
-		srnic_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
+		srnic_qp_send_cqe(qp, &cqe);
 		done++;
 	}
 
+	if (qp->ibqp.srq && !qp->last_wqe_sent) {
+		/* Nothing of the SRQ's is ours to flush; say we are done. */
+		qp->last_wqe_sent = true;
+		srnic_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	}
 	if (qp->ibqp.srq || !qp->cap.max_recv_wr)
 		return done;
 	spin_lock(&qp->rq_lock);
@@ -175,7 +211,7 @@ int srnic_qp_flush(struct srnic_qp *qp)
 		cqe.wr_id = READ_ONCE(hdr->wr_id);
 		qp->rq_cons++;
 		smp_store_release(&db->rq_consumer, qp->rq_cons);
-		srnic_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, false);
+		srnic_qp_recv_cqe(qp, &cqe, false);
 		done++;
 	}
 	spin_unlock(&qp->rq_lock);

@@ -23,7 +23,12 @@
 
 #include "srnic_loc.h"
 
-#define SRNIC_ENGINE_SPIN_NS	(50 * NSEC_PER_USEC)
+/*
+ * How long the engine polls without work before it sleeps.  Posting
+ * applications pause between bursts (polling completions, being
+ * descheduled); sleeping at every such pause costs them a system call each.
+ */
+#define SRNIC_ENGINE_SPIN_NS	(1 * NSEC_PER_MSEC)
 #define SRNIC_ENGINE_BUDGET	64	/* WQEs of one QP per scan */
 
 void srnic_engine_kick(struct srnic_dev *sdev)

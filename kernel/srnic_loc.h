@@ -77,8 +77,11 @@ enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst
 				  struct srnic_msg *m, u64 *orig);
 
 /* srnic_comp.c */
-void srnic_cq_post(struct srnic_cq *cq, const struct srnic_cqe *src,
+bool srnic_cq_post(struct srnic_cq *cq, const struct srnic_cqe *src,
 		   bool solicited);
+void srnic_qp_send_cqe(struct srnic_qp *qp, const struct srnic_cqe *cqe);
+void srnic_qp_recv_cqe(struct srnic_qp *qp, const struct srnic_cqe *cqe,
+		       bool solicited);
 void srnic_qp_event(struct srnic_qp *qp, enum ib_event_type type);
 void srnic_qp_set_error(struct srnic_qp *qp);
 void srnic_send_complete(struct srnic_qp *qp, const struct srnic_wqe_ctrl *ctrl,

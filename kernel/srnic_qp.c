@@ -113,7 +113,7 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = srnic_qp_check_geometry(init, &req, &qp->cap);
 	if (err)
 		return err;
-	if (req.db_addr % sizeof(struct srnic_qp_db))
+	if (req.db_addr % 8)
 		return -EINVAL;
 
 	suc = rdma_udata_to_drv_context(udata, struct srnic_ucontext, ibuc);
@@ -293,7 +293,9 @@ static void srnic_qp_reset(struct srnic_qp *qp)
 	qp->sq_cons = 0;
 	qp->in_progress = false;
 	qp->rnr_wait = false;
+	qp->last_wqe_sent = false;
 	WRITE_ONCE(db->sq_consumer, 0);
+	WRITE_ONCE(db->error, 0);
 	spin_lock(&qp->rq_lock);
 	qp->rq_cons = 0;
 	WRITE_ONCE(db->rq_consumer, 0);

@@ -148,10 +148,9 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
 		const struct srnic_wqe_ud *ud = eng->wqe + sizeof(*ctrl);
 		u32 mtu = ib_mtu_enum_to_int(iboe_get_mtu(READ_ONCE(sdev->ndev->mtu)));
 
-		if (m.len > mtu) {
-			status = IB_WC_LOC_LEN_ERR;
+		/* Larger than the path MTU: not sent, and no error (C10-93.1.1). */
+		if (m.len > mtu)
 			goto release;
-		}
 		if (srnic_ud_target(sdev, qp, ud, &m, sgid, &dst)) {
 			status = IB_WC_LOC_QP_OP_ERR;
 			goto release;

@@ -110,8 +110,8 @@ static void srnic_recv_fail(struct srnic_qp *dst, u64 wr_id,
 		.qp_num = dst->qpn,
 	};
 
-	srnic_cq_post(to_scq(dst->ibqp.recv_cq), &cqe, false);
 	srnic_qp_set_error(dst);
+	srnic_qp_recv_cqe(dst, &cqe, false);
 }
 
 /* The 40 bytes a UD receive starts with: an IPv6 header, or IPv4 in the last 20. */
@@ -205,7 +205,7 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 		cqe.wc_flags |= SRNIC_CQE_GRH;
 		cqe.src_qp = m->src_qpn;
 	}
-	srnic_cq_post(to_scq(dst->ibqp.recv_cq), &cqe, m->solicited);
+	srnic_qp_recv_cqe(dst, &cqe, m->solicited);
 	return SRNIC_RESP_OK;
 }
 

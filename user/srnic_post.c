@@ -34,6 +34,14 @@ static bool srnic_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	}
 }
 
+/* The doorbell system call: a zero-WR post_send wakes the engine. */
+static void srnic_wake(struct ibv_qp *ibqp)
+{
+	struct ibv_send_wr *bad;
+
+	ibv_cmd_post_send(ibqp, NULL, &bad);
+}
+
 /* Writes one WQE into @slot; returns an errno for what post time rejects. */
 static int srnic_build_send(struct srnic_qp *qp, const struct ibv_send_wr *wr,
 			    uint8_t *slot)
@@ -146,11 +154,8 @@ int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		srnic_publish(&qp->doorbell->value, qp->sq_head);
 		/* Doorbell before the engine's flag: see srnic_engine.c. */
 		atomic_thread_fence(memory_order_seq_cst);
-		if (ctx->status[0].flags & SRNIC_ENGINE_NEED_WAKEUP) {
-			struct ibv_send_wr *bad;
-
-			ibv_cmd_post_send(ibqp, NULL, &bad);
-		}
+		if (ctx->status[0].flags & SRNIC_ENGINE_NEED_WAKEUP)
+			srnic_wake(ibqp);
 	}
 out:
 	pthread_spin_unlock(&qp->sq_lock);
@@ -204,9 +209,15 @@ int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 				 ((size_t)(qp->rq_head & (n - 1)) << qp->rq.log_stride));
 		qp->rq_head++;
 	}
-	/* No doorbell: the engine reads the producer when a message arrives. */
-	if (qp->rq_head != start)
+	/*
+	 * No doorbell: the engine reads the producer when a message arrives;
+	 * but receives posted to a QP in error are the engine's to flush.
+	 */
+	if (qp->rq_head != start) {
 		srnic_publish(&qp->db->rq_producer, qp->rq_head);
+		if (srnic_load_acquire(&qp->db->error))
+			srnic_wake(ibqp);
+	}
 out:
 	pthread_spin_unlock(&qp->rq_lock);
 	return err;

@@ -112,7 +112,8 @@ TEST(AbiLayout, SendWqeSegments) {
 
 TEST(AbiLayout, QueueCommands) {
 	EXPECT_EQ(sizeof(srnic_recv_wqe_hdr), 16u);
-	EXPECT_EQ(sizeof(srnic_qp_db), 16u);
+	EXPECT_EQ(sizeof(srnic_qp_db), 24u);
+	EXPECT_EQ(offsetof(srnic_qp_db, error), 16u);
 	EXPECT_EQ(offsetof(srnic_qp_db, rq_producer), 4u);
 	EXPECT_EQ(offsetof(srnic_qp_db, sq_consumer), 8u);
 	EXPECT_EQ(offsetof(srnic_qp_db, rq_consumer), 12u);

@@ -14,6 +14,8 @@ run_ksft removal_test
 run_ksft mr_test
 run_ksft queue_test
 run_ksft engine_test
+run_ksft traffic_test
+run_ksft stress_test
 
 # The standard tools on the device.
 run_check "ibv_devices lists $SRNIC_DEV" \
@@ -25,6 +27,9 @@ run_check "ibv_devinfo -v: active Ethernet port with RoCEv2 GIDs" \
 	       grep -q 'GID\[ *0\]:.*fe80.*RoCE v2' /tmp/devinfo.txt"
 run_check "rdma link shows $SRNIC_DEV on $SRNIC_NETDEV" \
 	sh -c "rdma link show $SRNIC_DEV/1 | grep -q 'netdev $SRNIC_NETDEV'"
+# ibv_*_pingpong, the eight perftest programs, and system calls per post.
+. "$top/tests/vm/tools.sh"
+run_tools
 
 # rdma-core's own suite, the parts this stage of srnic covers (control path:
 # no test that moves data yet).

@@ -25,7 +25,7 @@ _tools_listening() {
 # until it listens on $TOOLS_PORT, then the client; both must exit 0.  The
 # server is killed if anything fails.  Output is shown only on failure.
 _tools_pair() {
-	local name=$1 dir spid st=0 i srv=() cli=()
+	local name=$1 dir spid st=0 srv=() cli=()
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
@@ -33,7 +33,7 @@ _tools_pair() {
 	dir=$(mktemp -d /tmp/tools.XXXXXX)
 	timeout -k 5 "$TOOLS_SECS" "${srv[@]}" >"$dir/server" 2>&1 &
 	spid=$!
-	for i in $(seq 1 600); do
+	for _ in $(seq 1 600); do
 		_tools_listening "$TOOLS_PORT" && break
 		kill -0 "$spid" 2>/dev/null || break
 		sleep 0.1

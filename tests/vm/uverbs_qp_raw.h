@@ -96,7 +96,7 @@ static inline int uverbs_rc_to_rts(int fd, uint32_t handle, uint32_t dest_qpn,
 
 	memset(&c, 0, sizeof(c));
 	c.qp_handle = handle;
-	c.qp_state = 2; /* INIT */
+	c.qp_state = 1; /* IB_QPS_INIT */
 	c.port_num = 1;
 	c.qp_access_flags = 0x7; /* LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ */
 	c.attr_mask = 1 /* STATE */ | (1 << 3) /* ACCESS_FLAGS */ |
@@ -107,7 +107,7 @@ static inline int uverbs_rc_to_rts(int fd, uint32_t handle, uint32_t dest_qpn,
 
 	memset(&c, 0, sizeof(c));
 	c.qp_handle = handle;
-	c.qp_state = 3; /* RTR */
+	c.qp_state = 2; /* IB_QPS_RTR */
 	memcpy(c.dest.dgid, gid, 16);
 	c.dest.sgid_index = sgid_index;
 	c.dest.hop_limit = 64;
@@ -127,7 +127,7 @@ static inline int uverbs_rc_to_rts(int fd, uint32_t handle, uint32_t dest_qpn,
 
 	memset(&c, 0, sizeof(c));
 	c.qp_handle = handle;
-	c.qp_state = 4; /* RTS */
+	c.qp_state = 3; /* IB_QPS_RTS */
 	c.timeout = 10;
 	c.retry_cnt = 0;
 	c.rnr_retry = 0;
