@@ -98,6 +98,7 @@ struct srnic_engine {
 	struct task_struct *task;
 	wait_queue_head_t wait;
 	bool kicked;			/* a waker's request, under wait.lock */
+	wait_queue_head_t scanned;	/* srnic_engine_sync() waiters */
 	struct srnic_engine_status *status; /* the status page, user-visible */
 	void *wqe;			/* scratch: one send WQE, copied */
 	void *rwqe;			/* scratch: one receive WQE, copied */

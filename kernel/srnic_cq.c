@@ -151,6 +151,8 @@ int srnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (err)
 		return err;
 
+	/* Completions of work already posted count as not yet polled. */
+	srnic_engine_sync(sdev);
 	db = cq->db.kva;
 	spin_lock_irq(&cq->lock);
 	consumer = READ_ONCE(db->consumer);

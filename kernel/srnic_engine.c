@@ -49,7 +49,6 @@ static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer)
 	struct srnic_qp *qp;
 	int work = 0;
 
-	sdev->engine.scans++;
 	for (;;) {
 		xa_lock(&sdev->qps);
 		qp = xa_find(&sdev->qps, &idx, ULONG_MAX, SRNIC_QP_ACTIVE);
@@ -65,7 +64,24 @@ static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer)
 		srnic_qp_put(qp);
 		idx++;
 	}
+	WRITE_ONCE(sdev->engine.scans, sdev->engine.scans + 1);
+	if (wq_has_sleeper(&sdev->engine.scanned))
+		wake_up_all(&sdev->engine.scanned);
 	return work;
+}
+
+/*
+ * Waits until the engine has run two full scans that started after this
+ * call, so that all work announced before it is executed (what a hardware
+ * NIC would have done by now).  Bounded: a second at most.
+ */
+void srnic_engine_sync(struct srnic_dev *sdev)
+{
+	struct srnic_engine *eng = &sdev->engine;
+	u64 target = READ_ONCE(eng->scans) + 2;
+
+	srnic_engine_kick(sdev);
+	wait_event_timeout(eng->scanned, READ_ONCE(eng->scans) >= target, HZ);
 }
 
 static bool srnic_engine_woken(struct srnic_engine *eng)
@@ -150,6 +166,7 @@ int srnic_engine_start(struct srnic_dev *sdev, const char *name)
 	struct srnic_engine *eng = &sdev->engine;
 
 	init_waitqueue_head(&eng->wait);
+	init_waitqueue_head(&eng->scanned);
 	eng->status = page_address(sdev->status_page);
 	eng->wqe = kzalloc(SRNIC_SEND_WQE_MAX, GFP_KERNEL);
 	eng->rwqe = kzalloc(SRNIC_RECV_WQE_MAX, GFP_KERNEL);

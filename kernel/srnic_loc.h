@@ -60,6 +60,7 @@ int srnic_destroy_ah(struct ib_ah *ibah, u32 flags);
 int srnic_engine_start(struct srnic_dev *sdev, const char *name);
 void srnic_engine_stop(struct srnic_dev *sdev);
 void srnic_engine_kick(struct srnic_dev *sdev);
+void srnic_engine_sync(struct srnic_dev *sdev);
 
 /* srnic_req.c */
 int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,

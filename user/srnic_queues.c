@@ -478,6 +478,46 @@ static struct ibv_qp *srnic_create_qp(struct ibv_pd *pd,
 	return qp;
 }
 
+/*
+ * Drops the unpolled completions of QP @qpn from @cq, as a QP moved to RESET
+ * must leave none behind.  The engine only ever writes at or beyond the
+ * first invalid entry, so the valid entries are compacted towards it (each
+ * rewritten with its new slot's owner bit) and the consumer advances past
+ * the freed ones.
+ */
+static void srnic_cq_clean(struct srnic_cq *cq, uint32_t qpn)
+{
+	uint32_t mask = (1u << cq->log_entries) - 1, prod, i, freed = 0;
+
+	pthread_spin_lock(&cq->lock);
+	for (prod = cq->consumer; prod - cq->consumer <= mask; prod++) {
+		struct srnic_cqe *cqe = &cq->ring[prod & mask];
+
+		if (atomic_load_explicit((_Atomic uint8_t *)&cqe->owner,
+					 memory_order_acquire) !=
+		    srnic_cqe_owner(prod, cq->log_entries))
+			break;
+	}
+	for (i = prod; i-- != cq->consumer;) {
+		struct srnic_cqe *cqe = &cq->ring[i & mask];
+
+		if (cqe->qp_num == qpn) {
+			freed++;
+		} else if (freed) {
+			struct srnic_cqe *dst = &cq->ring[(i + freed) & mask];
+
+			memcpy(dst, cqe, offsetof(struct srnic_cqe, owner));
+			dst->owner = srnic_cqe_owner(i + freed, cq->log_entries);
+		}
+	}
+	if (freed) {
+		cq->consumer += freed;
+		atomic_store_explicit((_Atomic uint32_t *)&cq->db->consumer,
+				      cq->consumer, memory_order_release);
+	}
+	pthread_spin_unlock(&cq->lock);
+}
+
 static int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			   int mask)
 {
@@ -488,6 +528,9 @@ static int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	err = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
 	if (err || !(mask & IBV_QP_STATE) || attr->qp_state != IBV_QPS_RESET)
 		return err;
+	srnic_cq_clean(to_scq(ibqp->recv_cq), ibqp->qp_num);
+	if (ibqp->send_cq != ibqp->recv_cq)
+		srnic_cq_clean(to_scq(ibqp->send_cq), ibqp->qp_num);
 	/* Empty queues, as the kernel's consumers now are. */
 	pthread_spin_lock(&qp->sq_lock);
 	pthread_spin_lock(&qp->rq_lock);
