@@ -27,6 +27,15 @@ step ibv_devinfo -v -d srnic0
 # Which provider took each device: srnic for srnic0 and alpha, rxe for rxe0.
 step ibv_devinfo -d alpha
 step ibv_devinfo -d rxe0
+# Traffic between two processes through srnic0, with no system call per post.
+ibv_rc_pingpong -d srnic0 -g 0 -n 1000 >/tmp/pingpong-server.log 2>&1 &
+server=$!
+for _ in $(seq 1 100); do
+	ss -ltn 2>/dev/null | grep -q ':18515 ' && break
+	sleep 0.05
+done
+step ibv_rc_pingpong -d srnic0 -g 0 -n 1000 127.0.0.1
+wait "$server"
 step rdma link del alpha
 step rdma link del rxe0
 step rdma link del srnic0
