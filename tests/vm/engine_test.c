@@ -143,6 +143,34 @@ TEST_F(pair, slot_free_when_completion_polled)
 	}
 }
 
+/* Resizing a CQ keeps the completions not yet polled, in order. */
+TEST_F(pair, resize_keeps_unpolled_completions)
+{
+	const int k = 12;
+	struct ibv_wc wc;
+	int i;
+
+	/*
+	 * k writes through the one-entry SQ, none polled: each post waits
+	 * for the previous one's slot, so k completions pile up in the CQ.
+	 */
+	for (i = 0; i < k; i++) {
+		uint64_t end = now_ms() + 10000;
+
+		while (post_write(self, i) && now_ms() < end)
+			;
+		ASSERT_LT(now_ms(), end) TH_LOG("post %d never accepted", i);
+	}
+	ASSERT_EQ(0, ibv_resize_cq(self->cq, 100));
+	EXPECT_GE(self->cq->cqe, 100);
+	for (i = 0; i < k; i++) {
+		ASSERT_EQ(1, poll_one(self->cq, &wc, 10000)) TH_LOG("cqe %d", i);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(i, wc.wr_id);
+	}
+	EXPECT_EQ(0, ibv_poll_cq(self->cq, 1, &wc));
+}
+
 /* A post to an engine that sleeps wakes it (the NEED_WAKEUP protocol). */
 TEST_F(pair, post_wakes_sleeping_engine)
 {
