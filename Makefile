@@ -41,6 +41,10 @@ check-vm: all
 run: deps all
 	qemu/run --timeout 600 --module kernel/srnic.ko -- scripts/demo.sh
 
+# srnic vs rxe, and the guest's limits, in one boot (docs/bench.md).  SMP=N sets the vCPUs.
+bench: deps all
+	SMP=$(SMP) scripts/bench-host.sh
+
 install: user
 	cmake --install $(CMAKE_BUILD)
 

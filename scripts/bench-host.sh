@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# `make bench`: boots one VM that runs scripts/bench.sh (srnic vs rxe, plus the guest's limits),
+# then turns its raw results into build/bench/<timestamp>/{table.md,results.csv,results.json,
+# chart.svg} (build/bench/latest points at the newest).  SMP=N (default 2) sets the vCPUs.
+# docs/bench.md describes the figures.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+smp=${SMP:-2}
+stamp=$(date +%Y%m%d-%H%M%S)
+dir=$top/build/bench/$stamp
+mkdir -p "$dir"
+st=0
+qemu/run --smp "$smp" --timeout "${BENCH_TIMEOUT:-1500}" --out "$dir/vm" --module kernel/srnic.ko \
+	-- scripts/bench.sh || st=$?
+ln -sfn "$stamp" "$top/build/bench/latest"
+if [ ! -s "$dir/vm/raw.txt" ]; then
+	echo "bench: the guest wrote no results (qemu/run status $st); see $dir/vm/console.log" >&2
+	exit 1
+fi
+echo
+build/cmake/scripts/bench/srnic-bench-report "$dir/vm/raw.txt" "$dir"
+echo
+echo "bench: results in $dir (table.md, results.csv, results.json, chart.svg; logs in vm/logs)"
+[ "$st" = 0 ] || echo "bench: qemu/run exited with status $st" >&2
+exit "$st"

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# The benchmark's guest side, run inside the VM by scripts/bench-host.sh (`make bench`): the same
+# perftest runs on srnic0 and on rxe0 (each on its own veth pair, loopback through one device),
+# the engine's idle CPU use, and the guest's limits (srnic-bench-limits).  Writes key=value lines
+# to /out/raw.txt and every program's output to /out/logs/.  Asserts nothing about timing: a run
+# that fails leaves its figure out (n/a in the report).  docs/bench.md lists the figures.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=../tests/vm/lib.sh
+source "$top/tests/vm/lib.sh"	# RDMAV_DRIVERS, srnic_setup_main_device
+OUT=${BENCH_OUT:-/out}
+RAW=$OUT/raw.txt
+LOGS=$OUT/logs
+SECS=${BENCH_SECS:-150}		# time limit of one perftest program
+PORT=19500
+DEVS=(srnic0 rxe0)
+mkdir -p "$LOGS"
+: >"$RAW"
+
+put() { echo "$1=$2" >>"$RAW"; echo "bench: $1=$2"; }
+
+listening() {
+	local hex
+	hex=$(printf '%04X' "$1")
+	grep -qE "^ *[0-9]+: [0-9A-F]+:$hex [0-9A-F]+:0000 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# wait_gid DEV: the core fills RoCE GIDs from a workqueue.
+wait_gid() {
+	for _ in $(seq 1 500); do
+		grep -q fe80 "/sys/class/infiniband/$1/ports/1/gids/0" 2>/dev/null && return 0
+		sleep 0.01
+	done
+	echo "bench: $1 has no GID 0" >&2
+	return 1
+}
+
+# pair NAME DEV PROG ARGS...: perftest server in the background, client on 127.0.0.1; the
+# client's output is left in $LOGS/NAME.DEV.client (server's in .server).  Status 0 if both ran.
+pair() {
+	local name=$1 dev=$2 prog=$3 spid st=0 base
+	shift 3
+	PORT=$((PORT + 1))
+	base=$LOGS/$name.$dev
+	timeout -k 5 "$SECS" "$prog" -d "$dev" -x 0 -F -p "$PORT" "$@" >"$base.server" 2>&1 &
+	spid=$!
+	for _ in $(seq 1 600); do
+		listening "$PORT" && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	local t0=$SECONDS
+	timeout -k 5 "$SECS" "$prog" -d "$dev" -x 0 -F -p "$PORT" "$@" 127.0.0.1 >"$base.client" 2>&1 || st=$?
+	if [ $st = 0 ]; then
+		wait "$spid" || st=$?
+	else
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+	fi
+	echo "bench: $prog $* on $dev: status $st, $((SECONDS - t0)) s"
+	[ $st = 0 ] || tail -n 5 "$base.client" | sed 's/^/bench:   /'
+	return $st
+}
+
+# perftest's result lines: "#bytes #iterations ..." then one numeric line per size.
+# BW: bytes iters peak avg msgrate; latency: bytes iters min max typical avg stdev 99% 99.9%.
+result_lines() { awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5' "$1"; }
+
+bw() {	# bw KEY DEV ARGS...: BW average (MB/s) of the last result line
+	local key=$1 dev=$2
+	shift 2
+	pair "$key" "$dev" ib_write_bw "$@" || return 0
+	put "${dev%0}.$key" "$(result_lines "$LOGS/$key.$dev.client" | tail -n 1 | awk '{print $4}')"
+}
+
+put meta.kernel "$(uname -r)"
+put meta.smp "$(nproc)"
+put meta.date "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+# perftest converts TSC cycles to time with this; limit.tsc_mhz is the TSC's measured rate.
+put meta.cpuinfo_mhz "$(awk -F': *' '/^cpu MHz/ { print $2; exit }' /proc/cpuinfo)"
+
+# The devices: srnic0 on srnic_veth0 (tests/vm/lib.sh), rxe0 on rxe_veth0.
+srnic_setup_main_device || exit 1
+modprobe rdma_rxe || exit 1
+ip link add rxe_veth0 type veth peer name rxe_veth1 && ip link set rxe_veth0 up &&
+	ip link set rxe_veth1 up && rdma link add rxe0 type rxe netdev rxe_veth0 && wait_gid rxe0 || exit 1
+
+# The limits first, while nothing else runs.
+"$top/build/cmake/scripts/bench/srnic-bench-limits" >>"$RAW" || echo "bench: limits probe failed"
+grep '^limit\.' "$RAW" | sed 's/^/bench: /'
+
+for dev in "${DEVS[@]}"; do
+	d=${dev%0}
+	bw write_bw_64k "$dev" -s 65536 -n 1000
+	if pair read_bw_64k "$dev" ib_read_bw -s 65536 -n 1000; then
+		put "$d.read_bw_64k" "$(result_lines "$LOGS/read_bw_64k.$dev.client" | tail -n 1 | awk '{print $4}')"
+	fi
+	bw write_bw_8qp_64k "$dev" -q 8 -s 65536 -n 200
+	# Message rate: 8 B writes, 16 per post list, a completion per 16.
+	if pair msg_rate_8b "$dev" ib_write_bw -s 8 -l 16 -Q 16 -n 16000; then
+		put "$d.msg_rate_8b" "$(result_lines "$LOGS/msg_rate_8b.$dev.client" | tail -n 1 | awk '{print $5}')"
+	fi
+	for lat in write send read atomic; do
+		sz=(-s 8)
+		[ $lat = atomic ] && sz=()
+		if pair "${lat}_lat" "$dev" "ib_${lat}_lat" "${sz[@]}" -n 1000; then
+			line=$(result_lines "$LOGS/${lat}_lat.$dev.client" | tail -n 1)
+			put "$d.${lat}_lat_typ" "$(awk '{print $5}' <<<"$line")"
+			put "$d.${lat}_lat_99" "$(awk '{print $8}' <<<"$line")"
+		fi
+	done
+	# The size sweep (CSV/JSON only): few iterations, sizes up to 8 MiB.
+	if pair write_bw_sweep "$dev" ib_write_bw -a -n 50; then
+		result_lines "$LOGS/write_bw_sweep.$dev.client" |
+			awk -v d="$d" '{print d ".sweep." $1 "=" $4}' >>"$RAW"
+	fi
+done
+
+# The engine's CPU use while idle: an ibv_rc_pingpong server holds a QP (made before it waits for
+# its client) for 5 s; the kernel thread srnic/srnic0's utime+stime before and after.  rxe has no
+# such thread (its work runs in softirq/kworkers): n/a.
+engine_pid() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = "srnic/$1" ] && { echo "${p#/proc/}"; return 0; }
+	done
+	return 1
+}
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+if epid=$(engine_pid srnic0); then
+	PORT=$((PORT + 1))
+	ibv_rc_pingpong -d srnic0 -g 0 -p "$PORT" >"$LOGS/idle.srnic0.server" 2>&1 &
+	spid=$!
+	for _ in $(seq 1 100); do listening "$PORT" && break; sleep 0.1; done
+	sleep 1
+	t0=$(ticks "$epid")
+	sleep 5
+	t1=$(ticks "$epid")
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	put srnic.idle_cpu_pct "$(awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "%.1f", (b - a) * 100 / hz / 5 }')"
+else
+	echo "bench: no srnic/srnic0 kernel thread"
+fi
+
+rdma link del rxe0
+rdma link del srnic0
+echo "bench: done"
