@@ -7,7 +7,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../tests/vm/lib.sh
-source "$top/tests/vm/lib.sh"	# RDMAV_DRIVERS, srnic_setup_main_device
+source "$top/tests/vm/lib.sh"	# RDMAV_DRIVERS, srnic_setup_main_device, wait_gid
 OUT=${BENCH_OUT:-/out}
 RAW=$OUT/raw.txt
 LOGS=$OUT/logs
@@ -23,16 +23,6 @@ listening() {
 	local hex
 	hex=$(printf '%04X' "$1")
 	grep -qE "^ *[0-9]+: [0-9A-F]+:$hex [0-9A-F]+:0000 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-
-# wait_gid DEV: the core fills RoCE GIDs from a workqueue.
-wait_gid() {
-	for _ in $(seq 1 500); do
-		grep -q fe80 "/sys/class/infiniband/$1/ports/1/gids/0" 2>/dev/null && return 0
-		sleep 0.01
-	done
-	echo "bench: $1 has no GID 0" >&2
-	return 1
 }
 
 # pair NAME DEV PROG ARGS...: perftest server in the background, client on 127.0.0.1; the

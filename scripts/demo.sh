@@ -3,7 +3,8 @@
 # RDMA tools working on them; then remove everything (qemu/run fails the run on any kernel warning).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-export RDMAV_DRIVERS=$top/build/cmake/libsrnic
+# shellcheck source=../tests/vm/lib.sh
+. "$top/tests/vm/lib.sh"	# RDMAV_DRIVERS, wait_gid
 step() { printf '\n$ %s\n' "$*"; "$@"; }
 
 ip link add srnic_veth0 type veth peer name srnic_veth1
@@ -16,11 +17,7 @@ ip link set rxe_veth1 up
 step rdma link add srnic0 type srnic netdev srnic_veth0
 step rdma link add alpha type srnic netdev srnic_veth1
 step rdma link add rxe0 type rxe netdev rxe_veth0
-# The core fills the RoCE GID table from a workqueue.
-for _ in $(seq 1 500); do
-	grep -q fe80 /sys/class/infiniband/srnic0/ports/1/gids/0 2>/dev/null && break
-	sleep 0.01
-done
+wait_gid srnic0
 step rdma link show
 step ibv_devices
 step ibv_devinfo -v -d srnic0

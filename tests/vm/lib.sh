@@ -13,13 +13,17 @@ srnic_setup_main_device() {
 	ip link add "$SRNIC_NETDEV" type veth peer name "${SRNIC_NETDEV%0}1" &&
 	ip link set "$SRNIC_NETDEV" up && ip link set "${SRNIC_NETDEV%0}1" up &&
 	rdma link add "$SRNIC_DEV" type srnic netdev "$SRNIC_NETDEV" || return 1
-	# The core fills RoCE GIDs from a workqueue; wait for the link-local one.
+	wait_gid "$SRNIC_DEV"
+}
+
+# wait_gid DEV: the core fills RoCE GIDs from a workqueue; waits (bounded) for the link-local one.
+wait_gid() {
 	local i
 	for i in $(seq 1 500); do
-		grep -q fe80 "/sys/class/infiniband/$SRNIC_DEV/ports/1/gids/0" 2>/dev/null && return 0
+		grep -q fe80 "/sys/class/infiniband/$1/ports/1/gids/0" 2>/dev/null && return 0
 		sleep 0.01
 	done
-	echo "srnic0 has no GID 0" >&2
+	echo "$1 has no GID 0" >&2
 	return 1
 }
 
