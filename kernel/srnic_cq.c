@@ -9,8 +9,13 @@
 #define SRNIC_CQ_MIN_LOG 1
 #define SRNIC_CQ_MAX_LOG 22	/* SRNIC_MAX_CQE + 1 entries */
 
-static int srnic_cq_check_log(u32 log_entries, int cqe)
+/* Checks a create or resize request against the CQEs asked for. */
+static int srnic_cq_check_req(u32 reserved, u32 log_entries, int cqe)
 {
+	if (reserved)
+		return -EOPNOTSUPP;
+	if (cqe < 1 || cqe > SRNIC_MAX_CQE)
+		return -EINVAL;
 	if (log_entries < SRNIC_CQ_MIN_LOG || log_entries > SRNIC_CQ_MAX_LOG)
 		return -EINVAL;
 	/* One entry stays free, so a full ring is told from an empty one. */
@@ -42,16 +47,12 @@ int srnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EOPNOTSUPP;
 	if (attr->flags)
 		return -EOPNOTSUPP;
-	if (attr->cqe < 1 || attr->cqe > SRNIC_MAX_CQE)
-		return -EINVAL;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
 	err = srnic_udata_in(udata, &req, sizeof(req));
-	if (err)
-		return err;
-	if (req.reserved)
-		return -EOPNOTSUPP;
-	err = srnic_cq_check_log(req.log_entries, attr->cqe);
+	if (!err)
+		err = srnic_cq_check_req(req.reserved, req.log_entries,
+					 attr->cqe);
 	if (err)
 		return err;
 	if (req.db_addr % sizeof(struct srnic_cq_db))
@@ -137,14 +138,9 @@ int srnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 
 	if (!udata)
 		return -EOPNOTSUPP;
-	if (cqe < 1 || cqe > SRNIC_MAX_CQE)
-		return -EINVAL;
 	err = srnic_udata_in(udata, &req, sizeof(req));
-	if (err)
-		return err;
-	if (req.reserved)
-		return -EOPNOTSUPP;
-	err = srnic_cq_check_log(req.log_entries, cqe);
+	if (!err)
+		err = srnic_cq_check_req(req.reserved, req.log_entries, cqe);
 	if (err)
 		return err;
 	err = srnic_cq_pin(sdev, req.buf_addr, req.log_entries, &ring);

@@ -99,6 +99,8 @@ static u8 *srnic_sg_ptr(const struct srnic_sg *sg, u64 off, size_t *contig)
 void srnic_sg_copy(const struct srnic_sg *dst, u64 doff,
 		   const struct srnic_sg *src, u64 soff, u64 len)
 {
+	size_t since_resched = 0;
+
 	while (len) {
 		size_t dc, sc, c;
 		u8 *d = srnic_sg_ptr(dst, doff, &dc);
@@ -111,9 +113,12 @@ void srnic_sg_copy(const struct srnic_sg *dst, u64 doff,
 		doff += c;
 		soff += c;
 		len -= c;
-		/* Large messages: let others run between chunks. */
-		if (len && !(doff & (SZ_1M - 1)))
+		/* Large messages: let others run every megabyte or so. */
+		since_resched += c;
+		if (len && since_resched >= SZ_1M) {
+			since_resched = 0;
 			cond_resched();
+		}
 	}
 }
 
