@@ -226,6 +226,11 @@ enum srnic_wqe_flags {
 	SRNIC_WQE_SOLICITED = 1u << 1,
 	SRNIC_WQE_FENCE = 1u << 2,
 	SRNIC_WQE_INLINE = 1u << 3,
+	/*
+	 * BIND_MW posted by ibv_bind_mw() for a type 1 window; without it a
+	 * BIND_MW names a type 2 window.  The engine checks the claim.
+	 */
+	SRNIC_WQE_BIND_TYPE1 = 1u << 4,
 };
 
 struct srnic_wqe_ctrl {
@@ -234,7 +239,8 @@ struct srnic_wqe_ctrl {
 	__u8 flags;		/* enum srnic_wqe_flags */
 	__u8 num_sge;		/* data segments that follow, or 0 if inline */
 	__u8 reserved0;
-	__u32 imm_data;		/* network order imm, or rkey to invalidate */
+	__u32 imm_data;		/* network order imm, or rkey to invalidate
+				 * (SEND_WITH_INV, LOCAL_INV) */
 	__u32 inline_len;	/* bytes of inline data, when INLINE */
 	__u32 reserved1[3];
 };
@@ -248,6 +254,21 @@ struct srnic_wqe_raddr {
 struct srnic_wqe_atomic {
 	__aligned_u64 compare_add;
 	__aligned_u64 swap;
+};
+
+/*
+ * BIND_MW (RC and UC): in place of the remote-address and atomic segments.
+ * The window is named by the index part of any of its rkeys (key >> 8);
+ * new_rkey is the rkey the bind gives it (same index, a new key byte).  A
+ * zero length unbinds a type 1 window.
+ */
+struct srnic_wqe_bind {
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__u32 mw_rkey;
+	__u32 new_rkey;
+	__u32 mr_lkey;
+	__u32 access;		/* IBV_ACCESS_* of the window */
 };
 
 /* Address vector, as filled from an AH (RoCEv2: GRH always present). */

@@ -52,6 +52,7 @@
 #define SRNIC_MAX_CQ		(64 * 1024)
 #define SRNIC_MAX_CQE		((1 << 22) - 1)
 #define SRNIC_MAX_MR		(256 * 1024)
+#define SRNIC_MAX_MW		(64 * 1024)
 #define SRNIC_MAX_MR_SIZE	(1ULL << 40)
 #define SRNIC_MAX_MSG_SIZE	(1U << 31)
 #define SRNIC_GID_TABLE_LEN	32
@@ -255,8 +256,9 @@ struct srnic_srq {
 struct srnic_msg {
 	u8 opcode;			/* IB_UVERBS_WR_* of the requester */
 	bool has_imm;
+	bool has_inv;			/* SEND_WITH_INV: imm is the rkey */
 	bool solicited;
-	u32 imm;			/* network order */
+	u32 imm;			/* network order, or rkey to invalidate */
 	u64 len;
 	const struct srnic_sg *payload;	/* SEND, WRITE */
 	u32 src_qpn;

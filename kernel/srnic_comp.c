@@ -134,6 +134,8 @@ static enum ib_wc_opcode srnic_wc_opcode(u8 wr_opcode)
 		return IB_WC_FETCH_ADD;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_WC_BIND_MW;
 	default:
 		return IB_WC_SEND;
 	}

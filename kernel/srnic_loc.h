@@ -127,6 +127,15 @@ struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  struct ib_pd *ibpd, struct ib_udata *udata);
 int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
+/* srnic_mw.c */
+int srnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int srnic_dealloc_mw(struct ib_mw *ibmw);
+int srnic_mw_bind(struct srnic_qp *qp, const struct srnic_wqe_ctrl *ctrl,
+		  const struct srnic_wqe_bind *b);
+int srnic_mw_invalidate(struct srnic_qp *qp, u32 rkey, bool remote);
+int srnic_mw_range(struct srnic_qp *qp, u32 rkey, u64 va, u64 len,
+		   int access, struct srnic_sg *sg);
+
 /* srnic_debugfs.c */
 void srnic_debugfs_init(void);
 void srnic_debugfs_cleanup(void);

@@ -38,8 +38,10 @@ int srnic_mr_table_init(struct srnic_dev *sdev)
 
 	/* First, so that destroy always finds a valid (empty) table. */
 	xa_init_flags(&mrt->xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&mrt->mw_xa, XA_FLAGS_ALLOC1);
 	mrt->gen = kvzalloc(SRNIC_MAX_MR + 1, GFP_KERNEL);
-	return mrt->gen ? 0 : -ENOMEM;
+	mrt->mw_gen = kvzalloc(SRNIC_MAX_MW + 1, GFP_KERNEL);
+	return mrt->gen && mrt->mw_gen ? 0 : -ENOMEM;
 }
 
 void srnic_mr_table_destroy(struct srnic_dev *sdev)
@@ -48,9 +50,13 @@ void srnic_mr_table_destroy(struct srnic_dev *sdev)
 
 	/* The core deregisters every MR before the device goes. */
 	WARN_ON(!xa_empty(&mrt->xa));
+	WARN_ON(!xa_empty(&mrt->mw_xa));
 	xa_destroy(&mrt->xa);
+	xa_destroy(&mrt->mw_xa);
 	kvfree(mrt->gen);
+	kvfree(mrt->mw_gen);
 	mrt->gen = NULL;
+	mrt->mw_gen = NULL;
 }
 
 /* The core checks most of this too (ib_check_mr_access); not every caller. */
@@ -209,6 +215,7 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->length = length;
 	kref_init(&mr->ref);
 	init_completion(&mr->drained);
+	spin_lock_init(&mr->mw_lock);
 	/* Replaces the reservation: cannot fail, publishes with release. */
 	xa_store(&mrt->xa, index, mr, GFP_KERNEL);
 	return &mr->ibmr;
@@ -270,6 +277,12 @@ struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 			return ERR_PTR(err);
 	}
 
+	/* Windows bound to the MR rely on what is about to change. */
+	err = srnic_mr_mw_close(mr);
+	if (err) {
+		srnic_mtt_free(sdev, &mtt);
+		return ERR_PTR(err);
+	}
 	/* The slot stays reserved (a zero entry), so the index is kept. */
 	xa_cmpxchg(&mrt->xa, mr->index, mr, XA_ZERO_ENTRY, GFP_KERNEL);
 	/*
@@ -292,6 +305,7 @@ struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	kref_init(&mr->ref);
 	reinit_completion(&mr->drained);
 	xa_store(&mrt->xa, mr->index, mr, GFP_KERNEL);
+	srnic_mr_mw_reopen(mr);
 
 	/* The old translation, if replaced; nobody can reach it now. */
 	srnic_mtt_free(sdev, &mtt);
@@ -303,7 +317,11 @@ int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct srnic_dev *sdev = to_sdev(ibmr->device);
 	struct srnic_mr_table *mrt = &sdev->mrt;
 	struct srnic_mr *mr = to_smr(ibmr);
+	int err;
 
+	err = srnic_mr_mw_close(mr);
+	if (err)
+		return err;
 	/* The next MR at this index gets another key byte. */
 	mrt->gen[mr->index]++;
 	xa_erase(&mrt->xa, mr->index);

@@ -30,15 +30,23 @@
 struct srnic_dev;
 struct srnic_pd;
 
-/* Per-device mkey table: index -> MR, and the key byte of each index. */
+/*
+ * Per-device mkey table: index -> MR, and the key byte of each index; and
+ * the same for memory windows, whose indexes have SRNIC_MKEY_MW set so that
+ * an rkey names a window or an MR by its top bit.
+ */
 struct srnic_mr_table {
 	struct xarray xa;	/* index -> struct srnic_mr *, RCU-safe reads */
 	u8 *gen;		/* next key byte per index */
+	struct xarray mw_xa;	/* index & ~SRNIC_MKEY_MW -> struct srnic_mw * */
+	u8 *mw_gen;
 };
 
 #define SRNIC_MKEY_KEY_BITS	8
 #define SRNIC_MKEY_KEY_MASK	((1U << SRNIC_MKEY_KEY_BITS) - 1)
 #define srnic_mkey_index(key)	((key) >> SRNIC_MKEY_KEY_BITS)
+#define SRNIC_MKEY_MW		(1U << 23)	/* in the index */
+#define srnic_mkey_is_mw(key)	(srnic_mkey_index(key) & SRNIC_MKEY_MW)
 
 /*
  * The MTT: one entry per block of 2^page_shift bytes, the kernel virtual
@@ -70,7 +78,42 @@ struct srnic_mr {
 	u64 iova;
 	u64 length;
 	struct srnic_mtt mtt;
+
+	/*
+	 * Windows bound to the MR (each holds a reference).  While any is,
+	 * the MR can be neither deregistered nor re-registered; once either
+	 * has begun (@mw_closed), no window can be bound to it.
+	 */
+	spinlock_t mw_lock;
+	u32 num_mw;
+	bool mw_closed;
 };
+
+/*
+ * A memory window: a remote-access view of part of an MR, bound and
+ * invalidated by work requests the engine executes.  Type 1 windows are
+ * bound through ibv_bind_mw() and always valid (a zero-length bind makes
+ * them grant nothing); type 2 windows (2B: tied to a QP and its PD) are
+ * free until bound and free again once invalidated.
+ */
+struct srnic_mw {
+	struct ib_mw ibmw;
+	u32 index;			/* without SRNIC_MKEY_MW */
+
+	spinlock_t lock;		/* the fields below */
+	u32 rkey;
+	struct srnic_mr *mr;		/* referenced; NULL while free/unbound */
+	u32 qpn;			/* type 2: the QP it was bound through */
+	int access;			/* IB_ACCESS_REMOTE_* */
+	bool zero_based;
+	u64 addr;			/* iova in the MR */
+	u64 length;
+};
+
+static inline struct srnic_mw *to_smw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct srnic_mw, ibmw);
+}
 
 static inline struct srnic_mr *to_smr(struct ib_mr *ibmr)
 {
@@ -84,6 +127,13 @@ int srnic_mr_check(struct srnic_mr *mr, struct srnic_pd *pd, int access,
 void *srnic_mr_kva(struct srnic_mr *mr, u64 iova, size_t *contig);
 int srnic_mr_copy(struct srnic_mr *mr, u64 iova, void *buf, size_t len,
 		  bool to_mr);
+
+/* Binding windows to an MR (srnic_mw.c); false if the MR is closing. */
+bool srnic_mr_mw_hold(struct srnic_mr *mr);
+void srnic_mr_mw_release(struct srnic_mr *mr);
+/* Deregistration/re-registration begins: -EBUSY while windows are bound. */
+int srnic_mr_mw_close(struct srnic_mr *mr);
+void srnic_mr_mw_reopen(struct srnic_mr *mr);
 
 /* For debugfs: the first MR at an index >= *index, referenced. */
 struct srnic_mr *srnic_mr_get_next(struct srnic_dev *sdev, u32 *index);

@@ -29,10 +29,25 @@ static bool srnic_opcode_ok(enum ib_qp_type type, u8 op)
 	case IB_UVERBS_WR_RDMA_READ:
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_UVERBS_WR_SEND_WITH_INV:	/* only RC has the IETH */
 		return type == IB_QPT_RC;
+	case IB_UVERBS_WR_BIND_MW:
+	case IB_UVERBS_WR_LOCAL_INV:
+		return type == IB_QPT_RC || type == IB_QPT_UC;
 	default:
 		return false;
 	}
+}
+
+/* BIND_MW and LOCAL_INV: done at once, no peer involved. */
+static enum ib_wc_status srnic_local_op(struct srnic_qp *qp,
+					const struct srnic_wqe_ctrl *ctrl)
+{
+	if (ctrl->opcode == IB_UVERBS_WR_BIND_MW)
+		return srnic_mw_bind(qp, ctrl, (const void *)(ctrl + 1)) ?
+			       IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
+	return srnic_mw_invalidate(qp, ctrl->imm_data, false) ?
+		       IB_WC_LOC_QP_OP_ERR : IB_WC_SUCCESS;
 }
 
 static enum ib_wc_status srnic_nak_status(enum srnic_resp r)
@@ -116,6 +131,11 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
 		status = IB_WC_LOC_QP_OP_ERR;
 		goto complete;
 	}
+	if (ctrl->opcode == IB_UVERBS_WR_BIND_MW ||
+	    ctrl->opcode == IB_UVERBS_WR_LOCAL_INV) {
+		status = srnic_local_op(qp, ctrl);
+		goto complete;
+	}
 
 	/* The local side: gather list, or scatter list for READ/atomics. */
 	if (ctrl->flags & SRNIC_WQE_INLINE) {
@@ -142,6 +162,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
 	m.solicited = ctrl->flags & SRNIC_WQE_SOLICITED;
 	m.has_imm = ctrl->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
 		    ctrl->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	m.has_inv = ctrl->opcode == IB_UVERBS_WR_SEND_WITH_INV;
 	m.imm = ctrl->imm_data;
 
 	if (type == IB_QPT_UD) {
@@ -171,6 +192,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
 	else switch (ctrl->opcode) {
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
+	case IB_UVERBS_WR_SEND_WITH_INV:
 		r = srnic_resp_recv(eng, dst, &m, true);
 		break;
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:

@@ -192,6 +192,11 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 		srnic_sg_copy(&eng->remote, grh, m->payload, 0, m->len);
 		srnic_sg_release(&eng->remote);
 	}
+	/* After the data, as the IB spec orders it; a bad rkey fails both. */
+	if (m->has_inv && srnic_mw_invalidate(dst, m->imm, true)) {
+		srnic_recv_fail(dst, cqe.wr_id, IB_WC_REM_INV_REQ_ERR);
+		return SRNIC_RESP_NAK_INV;
+	}
 
 	cqe.status = IB_WC_SUCCESS;
 	cqe.opcode = place_data ? IB_WC_RECV : IB_WC_RECV_RDMA_WITH_IMM;
@@ -200,6 +205,10 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	if (m->has_imm) {
 		cqe.imm_data = m->imm;
 		cqe.wc_flags |= SRNIC_CQE_WITH_IMM;
+	}
+	if (m->has_inv) {
+		cqe.imm_data = m->imm;
+		cqe.wc_flags |= SRNIC_CQE_WITH_INV;
 	}
 	if (ud) {
 		cqe.wc_flags |= SRNIC_CQE_GRH;
@@ -220,8 +229,10 @@ static enum srnic_resp srnic_resp_target(struct srnic_qp *dst,
 		return SRNIC_RESP_DROP;
 	if (!(dst->attr.qp_access_flags & access))
 		return SRNIC_RESP_NAK_ACCESS;
-	if (srnic_sg_range(ddev, to_spd(dst->ibqp.pd), m->rkey, m->raddr,
-			   m->len, access, sg))
+	if (m->len && srnic_mkey_is_mw(m->rkey) ?
+		    srnic_mw_range(dst, m->rkey, m->raddr, m->len, access, sg) :
+		    srnic_sg_range(ddev, to_spd(dst->ibqp.pd), m->rkey,
+				   m->raddr, m->len, access, sg))
 		return SRNIC_RESP_NAK_ACCESS;
 	return SRNIC_RESP_OK;
 }
@@ -268,7 +279,13 @@ enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst
 	r = srnic_resp_target(dst, m, IB_ACCESS_REMOTE_ATOMIC, &eng->remote);
 	if (r != SRNIC_RESP_OK)
 		return r;
-	p = (u64 *)srnic_mr_kva(eng->remote.e[0].mr, m->raddr, &contig);
+	/* The MR's iova: a window may translate the remote address. */
+	if (eng->remote.e[0].iova & 7) {
+		srnic_sg_release(&eng->remote);
+		return SRNIC_RESP_NAK_INV;
+	}
+	p = (u64 *)srnic_mr_kva(eng->remote.e[0].mr, eng->remote.e[0].iova,
+				&contig);
 	if (m->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP)
 		*orig = cmpxchg64(p, m->compare_add, m->swap);
 	else

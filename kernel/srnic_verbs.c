@@ -29,6 +29,7 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 	attr->max_cq = SRNIC_MAX_CQ;
 	attr->max_cqe = SRNIC_MAX_CQE;
 	attr->max_mr = SRNIC_MAX_MR;
+	attr->max_mw = SRNIC_MAX_MW;
 	attr->max_pd = SRNIC_MAX_PD;
 	attr->max_pkeys = 1;
 	attr->max_qp_rd_atom = SRNIC_MAX_QP_RD_ATOM;
@@ -39,9 +40,13 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 	attr->max_srq_sge = SRNIC_MAX_SGE;
 	attr->max_ah = SRNIC_MAX_AH;
 	/*
-	 * No capability flag, MW, XRC or ODP support is reported until
-	 * the datapath implements it.
+	 * Memory windows of type 1 and 2B; "memory management extensions"
+	 * as user space sees them: LOCAL_INV and SEND_WITH_INV of type 2
+	 * windows (there are no user fast-register MRs).
 	 */
+	attr->device_cap_flags = IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 }
@@ -352,11 +357,14 @@ const struct ib_device_ops srnic_dev_ops = {
 	.reg_user_mr = srnic_reg_user_mr,
 	.rereg_user_mr = srnic_rereg_user_mr,
 	.dereg_mr = srnic_dereg_mr,
+	.alloc_mw = srnic_alloc_mw,
+	.dealloc_mw = srnic_dealloc_mw,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, srnic_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, srnic_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, srnic_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, srnic_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ah, srnic_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_mw, srnic_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, srnic_ucontext, ibuc),
 };

@@ -115,6 +115,9 @@ static const struct verbs_context_ops srnic_ctx_ops = {
 	.reg_mr = srnic_reg_mr,
 	.rereg_mr = srnic_rereg_mr,
 	.dereg_mr = srnic_dereg_mr,
+	.alloc_mw = srnic_alloc_mw,
+	.dealloc_mw = srnic_dealloc_mw,
+	.bind_mw = srnic_bind_mw,
 	.free_context = srnic_free_context,
 };
 

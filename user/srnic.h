@@ -140,6 +140,8 @@ struct ibv_mr *srnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 int srnic_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		   void *addr, size_t length, int access);
 int srnic_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *srnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int srnic_dealloc_mw(struct ibv_mw *mw);
 
 /* srnic_post.c */
 int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
@@ -148,6 +150,8 @@ int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
 int srnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
+int srnic_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind);
 
 /* srnic_queues.c */
 int srnic_queues_init(struct srnic_context *ctx, uint64_t uar0_offset,

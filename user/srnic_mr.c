@@ -59,3 +59,37 @@ int srnic_dereg_mr(struct verbs_mr *vmr)
 	free(vmr);
 	return 0;
 }
+
+struct ibv_mw *srnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int err;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		free(mw);
+		errno = err;
+		return NULL;
+	}
+	return mw;
+}
+
+int srnic_dealloc_mw(struct ibv_mw *mw)
+{
+	int err = ibv_cmd_dealloc_mw(mw);
+
+	if (err) {
+		errno = err;
+		return err;
+	}
+	free(mw);
+	return 0;
+}

@@ -28,7 +28,11 @@ static bool srnic_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_SEND_WITH_INV:
 		return type == IBV_QPT_RC;
+	case IBV_WR_BIND_MW:
+	case IBV_WR_LOCAL_INV:
+		return type == IBV_QPT_RC || type == IBV_QPT_UC;
 	default:
 		return false;
 	}
@@ -42,9 +46,36 @@ static void srnic_wake(struct ibv_qp *ibqp)
 	ibv_cmd_post_send(ibqp, NULL, &bad);
 }
 
+/*
+ * A bind: type 2 windows through ibv_post_send(), type 1 only through
+ * ibv_bind_mw() (@type1).  The engine checks everything against the window
+ * itself; this only fills the segment.
+ */
+static int srnic_build_bind(const struct ibv_send_wr *wr, bool type1,
+			    struct srnic_wqe_ctrl *ctrl)
+{
+	struct srnic_wqe_bind *b = (struct srnic_wqe_bind *)(ctrl + 1);
+	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+	const struct ibv_mw *mw = wr->bind_mw.mw;
+
+	if (!mw || (mw->type == IBV_MW_TYPE_1) != type1)
+		return EINVAL;
+	if (bi->length && !bi->mr)
+		return EINVAL;
+	if (type1)
+		ctrl->flags |= SRNIC_WQE_BIND_TYPE1;
+	b->addr = bi->addr;
+	b->length = bi->length;
+	b->mw_rkey = mw->rkey;
+	b->new_rkey = wr->bind_mw.rkey;
+	b->mr_lkey = bi->length ? bi->mr->lkey : 0;
+	b->access = bi->mw_access_flags;
+	return 0;
+}
+
 /* Writes one WQE into @slot; returns an errno for what post time rejects. */
 static int srnic_build_send(struct srnic_qp *qp, const struct ibv_send_wr *wr,
-			    uint8_t *slot)
+			    bool type1_bind, uint8_t *slot)
 {
 	enum ibv_qp_type type = qp->vqp.qp.qp_type;
 	uint32_t hdr = type == IBV_QPT_UD ? SRNIC_SEND_HDR_UD : SRNIC_SEND_HDR_RC;
@@ -66,8 +97,13 @@ static int srnic_build_send(struct srnic_qp *qp, const struct ibv_send_wr *wr,
 		ctrl->flags |= SRNIC_WQE_SOLICITED;
 	if (wr->send_flags & IBV_SEND_FENCE)
 		ctrl->flags |= SRNIC_WQE_FENCE;
+	/* The same bits as imm_data for SEND_WITH_INV and LOCAL_INV. */
 	ctrl->imm_data = wr->imm_data;
 
+	if (wr->opcode == IBV_WR_BIND_MW)
+		return srnic_build_bind(wr, type1_bind, ctrl);
+	if (wr->opcode == IBV_WR_LOCAL_INV)
+		return 0;
 	if (type == IBV_QPT_UD) {
 		struct srnic_wqe_ud *ud = (struct srnic_wqe_ud *)(ctrl + 1);
 		const struct srnic_ah *ah = (const struct srnic_ah *)wr->wr.ud.ah;
@@ -118,8 +154,8 @@ static int srnic_build_send(struct srnic_qp *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
-int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		    struct ibv_send_wr **bad_wr)
+static int srnic_post_sends(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			    struct ibv_send_wr **bad_wr, bool type1_bind)
 {
 	struct srnic_qp *qp = (struct srnic_qp *)ibqp;
 	struct srnic_context *ctx = to_sctx(ibqp->context);
@@ -141,7 +177,7 @@ int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			*bad_wr = wr;
 			break;
 		}
-		err = srnic_build_send(qp, wr, (uint8_t *)qp->sq.ring +
+		err = srnic_build_send(qp, wr, type1_bind, (uint8_t *)qp->sq.ring +
 				       ((size_t)(qp->sq_head & (n - 1)) << qp->sq.log_stride));
 		if (err) {
 			*bad_wr = wr;
@@ -160,6 +196,37 @@ int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 out:
 	pthread_spin_unlock(&qp->sq_lock);
 	return err;
+}
+
+int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	return srnic_post_sends(ibqp, wr, bad_wr, false);
+}
+
+/*
+ * ibv_bind_mw() of a type 1 window: a BIND_MW request with the window's
+ * next rkey, which the window carries from now on (as with other
+ * providers, an error completion leaves the caller to restore it).
+ */
+int srnic_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+	}, *bad;
+	int err;
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = mw_bind->bind_info;
+	err = srnic_post_sends(ibqp, &wr, &bad, true);
+	if (err)
+		return errno = err;
+	mw->rkey = wr.bind_mw.rkey;
+	return 0;
 }
 
 /* One receive WQE: header, then the scatter entries. */

@@ -107,6 +107,14 @@ TEST(AbiLayout, SendWqeSegments) {
 	EXPECT_EQ(SRNIC_SEND_HDR_RC, sizeof(srnic_wqe_ctrl) +
 		  sizeof(srnic_wqe_raddr) + sizeof(srnic_wqe_atomic));
 	EXPECT_EQ(SRNIC_SEND_HDR_UD, sizeof(srnic_wqe_ctrl) + sizeof(srnic_wqe_ud));
+	// A bind takes the place of the remote-address and atomic segments.
+	EXPECT_EQ(sizeof(srnic_wqe_bind), 32u);
+	EXPECT_EQ(offsetof(srnic_wqe_bind, length), 8u);
+	EXPECT_EQ(offsetof(srnic_wqe_bind, mw_rkey), 16u);
+	EXPECT_EQ(offsetof(srnic_wqe_bind, new_rkey), 20u);
+	EXPECT_EQ(offsetof(srnic_wqe_bind, mr_lkey), 24u);
+	EXPECT_EQ(offsetof(srnic_wqe_bind, access), 28u);
+	EXPECT_EQ(SRNIC_SEND_HDR_RC, sizeof(srnic_wqe_ctrl) + sizeof(srnic_wqe_bind));
 	EXPECT_LE(SRNIC_SEND_HDR_UD + SRNIC_MAX_INLINE_DATA, SRNIC_SEND_WQE_MAX);
 }
 

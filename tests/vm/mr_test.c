@@ -15,60 +15,6 @@
 #define HUGE_2M	(2UL << 20)
 #define GB	(1UL << 30)
 
-/* ---- debugfs ---- */
-
-static const char *dbg_path(const char *file)
-{
-	static char path[256];
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/srnic/%s/%s",
-		 srnic_test_dev(), file);
-	return path;
-}
-
-/* The whole of a (debugfs) file, NUL-terminated; NULL on error. */
-static char *slurp(const char *path)
-{
-	size_t len = 0, cap = 1 << 16;
-	char *buf = malloc(cap);
-	ssize_t n;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0 || !buf) {
-		if (fd >= 0)
-			close(fd);
-		free(buf);
-		return NULL;
-	}
-	/* Small reads on purpose: every read() resumes the seq_file. */
-	while ((n = read(fd, buf + len, 4000)) > 0) {
-		len += n;
-		if (cap - len < 4001) {
-			char *p = realloc(buf, cap *= 2);
-
-			if (!p)
-				break;
-			buf = p;
-		}
-	}
-	close(fd);
-	if (n < 0) {
-		free(buf);
-		return NULL;
-	}
-	buf[len] = 0;
-	return buf;
-}
-
-static long long pinned_pages(void)
-{
-	char *s = slurp(dbg_path("pinned_pages"));
-	long long v = s ? atoll(s) : -1;
-
-	free(s);
-	return v;
-}
-
 struct mkey {
 	unsigned int index, key, lkey, pdn, access;
 	unsigned long long iova, length;

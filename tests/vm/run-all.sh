@@ -12,6 +12,7 @@ run_ksft device_test
 run_ksft link_test
 run_ksft removal_test
 run_ksft mr_test
+run_ksft mw_test
 run_ksft queue_test
 run_ksft engine_test
 run_ksft traffic_test

@@ -3,6 +3,7 @@
 #ifndef SRNIC_TEST_H
 #define SRNIC_TEST_H
 
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <time.h>
@@ -112,6 +113,60 @@ static inline int wait_async_event(struct ibv_context *ctx,
 			return 1;
 	}
 	return 0;
+}
+
+/* ---- debugfs of the device under test ---- */
+
+static inline const char *dbg_path(const char *file)
+{
+	static char path[256];
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/srnic/%s/%s",
+		 srnic_test_dev(), file);
+	return path;
+}
+
+/* The whole of a (debugfs) file, NUL-terminated; NULL on error. */
+static inline char *slurp(const char *path)
+{
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || !buf) {
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return NULL;
+	}
+	/* Small reads on purpose: every read() resumes the seq_file. */
+	while ((n = read(fd, buf + len, 4000)) > 0) {
+		len += n;
+		if (cap - len < 4001) {
+			char *p = realloc(buf, cap *= 2);
+
+			if (!p)
+				break;
+			buf = p;
+		}
+	}
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[len] = 0;
+	return buf;
+}
+
+static inline long long pinned_pages(void)
+{
+	char *s = slurp(dbg_path("pinned_pages"));
+	long long v = s ? atoll(s) : -1;
+
+	free(s);
+	return v;
 }
 
 #endif /* SRNIC_TEST_H */

@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Helpers of the traffic suites (traffic_test, mw_test): a device and PD,
+ * connected QP pairs with a registered buffer each, posting, completions
+ * with deadlines, and data patterns.  Include after kselftest_harness.h.
+ */
+#ifndef SRNIC_TRAFFIC_H
+#define SRNIC_TRAFFIC_H
+
+#include <poll.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "srnic_test.h"
+
+/* Deadline of any expected completion or event (TCG is slow). */
+#define WC_MS 10000
+/* How long "nothing arrives" is watched. */
+#define QUIET_MS 300
+#define BUF_LEN (2u << 20)
+#define QKEY 0x11111111u
+#define KiB 1024u
+#define MiB (1024u * 1024u)
+
+/* ---- environment: the device, a PD, the port and the GID ---- */
+
+static inline int test_gid_index(void)
+{
+	const char *s = getenv("SRNIC_GID");
+
+	return s && *s ? atoi(s) : 0;
+}
+
+static inline uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+struct env {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_device_attr dev;
+	struct ibv_port_attr port;
+	union ibv_gid gid;
+	int gid_idx;
+};
+
+static inline int env_open(struct env *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->gid_idx = test_gid_index();
+	e->ctx = open_named(srnic_test_dev());
+	if (!e->ctx)
+		return -1;
+	if (ibv_query_device(e->ctx, &e->dev) ||
+	    ibv_query_port(e->ctx, 1, &e->port) ||
+	    ibv_query_gid(e->ctx, 1, e->gid_idx, &e->gid))
+		return -1;
+	e->pd = ibv_alloc_pd(e->ctx);
+	return e->pd ? 0 : -1;
+}
+
+static inline void env_close(struct env *e)
+{
+	if (e->pd)
+		ibv_dealloc_pd(e->pd);
+	if (e->ctx)
+		ibv_close_device(e->ctx);
+	memset(e, 0, sizeof(*e));
+}
+
+static inline int has_atomics(const struct env *e)
+{
+	return e->dev.atomic_cap != IBV_ATOMIC_NONE;
+}
+
+static inline uint32_t mtu_bytes(enum ibv_mtu m)
+{
+	return 128u << m; /* IBV_MTU_256 = 1 */
+}
+
+/* ---- one QP end: CQ (send and receive), buffer, MR, QP ---- */
+
+struct qp_opts {
+	enum ibv_qp_type type;
+	uint32_t send_wr, recv_wr, send_sge, recv_sge, inline_data;
+	int sig_all;
+	int cqe;
+	int mr_access;
+	int qp_access;
+	uint8_t rnr_retry, min_rnr_timer, retry_cnt, timeout;
+	struct ibv_srq *srq;
+	struct ibv_comp_channel *ch;
+	size_t buf_len;
+};
+
+static inline struct qp_opts qp_defaults(const struct env *e, enum ibv_qp_type t)
+{
+	int remote = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		     (has_atomics(e) ? IBV_ACCESS_REMOTE_ATOMIC : 0);
+
+	return (struct qp_opts){
+		.type = t, .send_wr = 64, .recv_wr = 64, .send_sge = 4,
+		.recv_sge = 4, .inline_data = 64, .cqe = 256,
+		.mr_access = IBV_ACCESS_LOCAL_WRITE | remote,
+		.qp_access = t == IBV_QPT_UC ? IBV_ACCESS_REMOTE_WRITE : remote,
+		.rnr_retry = 7, .min_rnr_timer = 1, .retry_cnt = 7,
+		.timeout = 14, .buf_len = BUF_LEN,
+	};
+}
+
+struct ep {
+	struct env *e;
+	struct qp_opts o;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	struct ibv_qp_cap cap;
+	struct ibv_ah *ah;	/* UD: to the peer */
+	uint32_t peer_qpn;
+};
+
+static inline void ep_destroy(struct ep *x)
+{
+	if (x->qp)
+		ibv_destroy_qp(x->qp);
+	if (x->ah)
+		ibv_destroy_ah(x->ah);
+	if (x->mr)
+		ibv_dereg_mr(x->mr);
+	if (x->cq)
+		ibv_destroy_cq(x->cq);
+	if (x->buf)
+		munmap(x->buf, x->o.buf_len);
+	memset(x, 0, sizeof(*x));
+}
+
+static inline int ep_create(struct env *e, const struct qp_opts *o, struct ep *x)
+{
+	struct ibv_qp_init_attr init = {
+		.srq = o->srq,
+		.cap = { .max_send_wr = o->send_wr,
+			 .max_recv_wr = o->srq ? 0 : o->recv_wr,
+			 .max_send_sge = o->send_sge,
+			 .max_recv_sge = o->srq ? 0 : o->recv_sge,
+			 .max_inline_data = o->inline_data },
+		.qp_type = o->type, .sq_sig_all = o->sig_all,
+	};
+
+	memset(x, 0, sizeof(*x));
+	x->e = e;
+	x->o = *o;
+	x->cq = ibv_create_cq(e->ctx, o->cqe, NULL, o->ch, 0);
+	if (!x->cq)
+		goto err;
+	x->buf = mmap(NULL, o->buf_len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (x->buf == MAP_FAILED) {
+		x->buf = NULL;
+		goto err;
+	}
+	x->mr = ibv_reg_mr(e->pd, x->buf, o->buf_len, o->mr_access);
+	if (!x->mr)
+		goto err;
+	init.send_cq = x->cq;
+	init.recv_cq = x->cq;
+	x->qp = ibv_create_qp(e->pd, &init);
+	if (!x->qp)
+		goto err;
+	x->cap = init.cap;
+	return 0;
+err:
+	ep_destroy(x);
+	return -1;
+}
+
+static inline int ep_to_init(struct ep *x)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qp_access_flags = x->o.qp_access, .qkey = QKEY,
+	};
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	mask |= x->o.type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
+	return ibv_modify_qp(x->qp, &a, mask);
+}
+
+static inline struct ibv_ah_attr ah_to_self(const struct env *e)
+{
+	struct ibv_ah_attr ah = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = e->gid, .sgid_index = e->gid_idx,
+			 .hop_limit = 64 },
+	};
+
+	return ah;
+}
+
+static inline int ep_connect(struct ep *x, uint32_t dest_qpn)
+{
+	struct env *e = x->e;
+	struct ibv_qp_attr a;
+	int rd = e->dev.max_qp_rd_atom < 16 ? e->dev.max_qp_rd_atom : 16;
+	int ird = e->dev.max_qp_init_rd_atom < 16 ? e->dev.max_qp_init_rd_atom : 16;
+	int mask;
+
+	x->peer_qpn = dest_qpn;
+	if (ep_to_init(x))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	mask = IBV_QP_STATE;
+	if (x->o.type != IBV_QPT_UD) {
+		a.path_mtu = e->port.active_mtu;
+		a.dest_qp_num = dest_qpn;
+		a.rq_psn = 0x100;
+		a.ah_attr = ah_to_self(e);
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			IBV_QP_RQ_PSN;
+		if (x->o.type == IBV_QPT_RC) {
+			a.max_dest_rd_atomic = rd ? rd : 1;
+			a.min_rnr_timer = x->o.min_rnr_timer;
+			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		}
+	}
+	if (ibv_modify_qp(x->qp, &a, mask))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x100;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (x->o.type == IBV_QPT_RC) {
+		a.timeout = x->o.timeout;
+		a.retry_cnt = x->o.retry_cnt;
+		a.rnr_retry = x->o.rnr_retry;
+		a.max_rd_atomic = ird ? ird : 1;
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	if (ibv_modify_qp(x->qp, &a, mask))
+		return -1;
+	if (x->o.type == IBV_QPT_UD) {
+		struct ibv_ah_attr ah = ah_to_self(e);
+
+		x->ah = ibv_create_ah(e->pd, &ah);
+		if (!x->ah)
+			return -1;
+	}
+	return 0;
+}
+
+/* Two QPs connected to each other. */
+static inline int pair_make(struct env *e, const struct qp_opts *oa,
+		     const struct qp_opts *ob, struct ep *a, struct ep *b)
+{
+	if (ep_create(e, oa, a))
+		return -1;
+	if (ep_create(e, ob, b)) {
+		ep_destroy(a);
+		return -1;
+	}
+	if (ep_connect(a, b->qp->qp_num) || ep_connect(b, a->qp->qp_num)) {
+		ep_destroy(a);
+		ep_destroy(b);
+		return -1;
+	}
+	return 0;
+}
+
+static inline enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
+		return (enum ibv_qp_state)-1;
+	return a.qp_state;
+}
+
+/*
+ * Waits (bounded) for @qp to reach @want: an error completion and the
+ * state change it causes need not be atomic to an observer.
+ */
+static inline int wait_state(struct ibv_qp *qp, enum ibv_qp_state want, int ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while (qp_state(qp) != want) {
+		if (now_ms() > end)
+			return 0;
+		usleep(1000);
+	}
+	return 1;
+}
+
+static inline int to_err(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
+/* ---- posting ---- */
+
+static inline int post_recv(struct ep *x, uint64_t wr_id, size_t off, uint32_t len)
+{
+	struct ibv_sge s = { (uintptr_t)x->buf + off, len, x->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &s, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	if (x->o.srq)
+		return ibv_post_srq_recv(x->o.srq, &wr, &bad);
+	return ibv_post_recv(x->qp, &wr, &bad);
+}
+
+/* A send WR from x's buffer at @off; remote address in @peer's buffer. */
+static inline void wr_init(struct ibv_send_wr *wr, struct ibv_sge *s, struct ep *x,
+		    enum ibv_wr_opcode op, uint64_t wr_id, size_t off,
+		    uint32_t len, unsigned int flags, struct ep *peer,
+		    size_t roff, uint32_t imm)
+{
+	*s = (struct ibv_sge){ (uintptr_t)x->buf + off, len, x->mr->lkey };
+	*wr = (struct ibv_send_wr){
+		.wr_id = wr_id, .sg_list = s, .num_sge = len ? 1 : 0,
+		.opcode = op, .send_flags = flags, .imm_data = htonl(imm),
+	};
+	if (x->o.type == IBV_QPT_UD) {
+		wr->wr.ud.ah = x->ah;
+		wr->wr.ud.remote_qpn = x->peer_qpn;
+		wr->wr.ud.remote_qkey = QKEY;
+	} else if (peer) {
+		wr->wr.rdma.remote_addr = (uintptr_t)peer->buf + roff;
+		wr->wr.rdma.rkey = peer->mr->rkey;
+	}
+}
+
+static inline int post_send1(struct ep *x, enum ibv_wr_opcode op, uint64_t wr_id,
+		      size_t off, uint32_t len, unsigned int flags,
+		      struct ep *peer, size_t roff, uint32_t imm)
+{
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge s;
+
+	wr_init(&wr, &s, x, op, wr_id, off, len, flags, peer, roff, imm);
+	return ibv_post_send(x->qp, &wr, &bad);
+}
+
+/* ---- completions ---- */
+
+/* One completion from @cq within @ms: 1, 0 on timeout, -1 on poll error. */
+static inline int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
+{
+	uint64_t end = now_ms() + ms;
+	unsigned int spins = 0;
+
+	for (;;) {
+		int n = ibv_poll_cq(cq, 1, wc);
+
+		if (n)
+			return n > 0 ? 1 : -1;
+		if (now_ms() > end)
+			return 0;
+		if (++spins < 64)
+			sched_yield();
+		else
+			usleep(50);
+	}
+}
+
+/* Up to @want completions into @wc within @ms; returns how many. */
+static inline int drain(struct ibv_cq *cq, struct ibv_wc *wc, int want, int ms)
+{
+	uint64_t end = now_ms() + ms;
+	int got = 0;
+
+	while (got < want) {
+		int left = (int)(end - now_ms());
+
+		if (left < 0 || poll_one(cq, &wc[got], left) != 1)
+			break;
+		got++;
+	}
+	return got;
+}
+
+#define WAIT_WC(cq, wc) \
+	ASSERT_EQ(1, poll_one((cq), &(wc), WC_MS)) \
+		TH_LOG("no completion within %d ms", WC_MS)
+
+#define ASSERT_WC(wc, st, op) do { \
+	ASSERT_EQ((st), (wc).status) TH_LOG("status %s, wr_id %llu", \
+		ibv_wc_status_str((wc).status), \
+		(unsigned long long)(wc).wr_id); \
+	if ((st) == IBV_WC_SUCCESS) \
+		EXPECT_EQ((op), (wc).opcode); \
+} while (0)
+
+#define ASSERT_QUIET(cq) do { \
+	struct ibv_wc __q; \
+	ASSERT_EQ(0, poll_one((cq), &__q, QUIET_MS)) \
+		TH_LOG("unexpected completion: wr_id %llu status %s", \
+		       (unsigned long long)__q.wr_id, \
+		       ibv_wc_status_str(__q.status)); \
+} while (0)
+
+/* ---- data patterns ---- */
+
+static inline void fill(void *p, size_t n, unsigned int seed)
+{
+	uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(i * 131 + seed * 29 + (i >> 9) + 1);
+}
+
+/* Offset of the first byte that is not fill(seed), or -1. */
+static inline long verify(const void *p, size_t n, unsigned int seed)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != (uint8_t)(i * 131 + seed * 29 + (i >> 9) + 1))
+			return (long)i;
+	return -1;
+}
+
+/* Offset of the first byte that is not @v, or -1. */
+static inline long all_eq(const void *p, size_t n, uint8_t v)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != v)
+			return (long)i;
+	return -1;
+}
+
+/*
+ * After an error completion: the QP is in ERR, and the WRs listed (those
+ * still outstanding on both queues) complete with IBV_WC_WR_FLUSH_ERR, in
+ * any order between the queues.  (WRs posted once in ERR: post_in_err.)
+ */
+static inline void check_flushed(struct __test_metadata *_metadata, struct ep *x,
+			  const uint64_t *ids, int n)
+{
+	struct ibv_wc wc[64];
+	int seen[64] = {};
+	int got;
+
+	ASSERT_LE(n, 62);
+	ASSERT_TRUE(wait_state(x->qp, IBV_QPS_ERR, WC_MS))
+		TH_LOG("QP in state %d, not ERR", qp_state(x->qp));
+	got = drain(x->cq, wc, n, WC_MS);
+	ASSERT_EQ(n, got) TH_LOG("%d of %d outstanding WRs flushed", got, n);
+	for (int i = 0; i < got; i++) {
+		int k;
+
+		for (k = 0; k < n; k++)
+			if (ids[k] == wc[i].wr_id && !seen[k])
+				break;
+		ASSERT_LT(k, n) TH_LOG("unexpected wr_id %llu",
+				       (unsigned long long)wc[i].wr_id);
+		seen[k] = 1;
+		EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[i].status)
+			TH_LOG("wr_id %llu: %s", (unsigned long long)wc[i].wr_id,
+			       ibv_wc_status_str(wc[i].status));
+		EXPECT_EQ(x->qp->qp_num, wc[i].qp_num);
+	}
+}
+
+#endif /* SRNIC_TRAFFIC_H */
