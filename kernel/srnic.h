@@ -87,6 +87,8 @@ struct srnic_sg {
 	u32 n;
 	u64 total;
 	struct srnic_sge_ref e[SRNIC_MAX_SGE];
+	/* Set when resolving returned -EAGAIN: an ODP page to fault in. */
+	struct srnic_fault fault;
 };
 
 /*
@@ -129,6 +131,13 @@ struct srnic_dev {
 	atomic64_t pinned_pages;
 
 	struct srnic_mr_table mrt;
+
+	/* On-demand paging counters (debugfs "odp"). */
+	struct srnic_odp_stats {
+		atomic64_t page_faults, pages_faulted;
+		atomic64_t invalidations, pages_invalidated;
+		atomic64_t prefetches, pages_prefetched;
+	} odp_stats;
 
 	/* Queue numbers: QPN 0 and 1 are reserved by the IB spec. */
 	struct xarray qps;	/* qpn -> struct srnic_qp * */
@@ -238,6 +247,22 @@ struct srnic_qp {
 	struct ib_qp_cap cap;		/* what the queue really holds */
 	struct ib_qp_attr attr;		/* current attributes (query_qp) */
 	bool sq_sig_all;
+
+	/*
+	 * ODP: the WQE at sq_cons waits for @fault, resolved by @fault_work
+	 * (which clears @fault_wait); @fault_err is its outcome.
+	 */
+	bool fault_wait;
+	int fault_err;
+	struct srnic_fault fault;
+	struct work_struct fault_work;
+	/*
+	 * A receive WQE taken for a message whose buffer faulted: the next
+	 * message to this QP uses it first.  Under @rq_lock.
+	 */
+	void *held_rwqe;
+	bool rwqe_held;
+	u32 held_max_sge;
 };
 
 struct srnic_srq {
@@ -279,6 +304,7 @@ enum srnic_resp {
 	SRNIC_RESP_OK,
 	SRNIC_RESP_RNR,			/* no receive WQE: RNR NAK */
 	SRNIC_RESP_DROP,		/* destination not receiving: no answer */
+	SRNIC_RESP_FAULT,		/* an ODP page must be faulted in first */
 	SRNIC_RESP_NAK_INV,		/* invalid request */
 	SRNIC_RESP_NAK_ACCESS,		/* remote access error */
 	SRNIC_RESP_NAK_OP,		/* remote operational error */

@@ -192,6 +192,21 @@ int srnic_qp_flush(struct srnic_qp *qp)
 		done++;
 	}
 
+	/* A receive WQE held for a faulting message is the QP's own. */
+	spin_lock(&qp->rq_lock);
+	if (qp->rwqe_held) {
+		const struct srnic_recv_wqe_hdr *hdr = qp->held_rwqe;
+
+		qp->rwqe_held = false;
+		cqe.wr_id = hdr->wr_id;
+		cqe.opcode = IB_WC_RECV;
+		spin_unlock(&qp->rq_lock);
+		srnic_qp_recv_cqe(qp, &cqe, false);
+		done++;
+	} else {
+		spin_unlock(&qp->rq_lock);
+	}
+
 	if (qp->ibqp.srq && !qp->last_wqe_sent) {
 		/* Nothing of the SRQ's is ours to flush; say we are done. */
 		qp->last_wqe_sent = true;

@@ -217,6 +217,24 @@ static const struct file_operations srnic_mtt_fops = {
 	.release = seq_release_private,
 };
 
+/* "odp": the on-demand paging counters, one "name value" per line. */
+static int srnic_odp_show(struct seq_file *s, void *unused)
+{
+	struct srnic_odp_stats *st = &((struct srnic_dev *)s->private)->odp_stats;
+
+	seq_printf(s, "page_faults %lld\npages_faulted %lld\n"
+		   "invalidations %lld\npages_invalidated %lld\n"
+		   "prefetches %lld\npages_prefetched %lld\n",
+		   atomic64_read(&st->page_faults),
+		   atomic64_read(&st->pages_faulted),
+		   atomic64_read(&st->invalidations),
+		   atomic64_read(&st->pages_invalidated),
+		   atomic64_read(&st->prefetches),
+		   atomic64_read(&st->pages_prefetched));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(srnic_odp);
+
 void srnic_debugfs_add_dev(struct srnic_dev *sdev, const char *name)
 {
 	sdev->debugfs = debugfs_create_dir(name, srnic_debugfs_root);
@@ -226,6 +244,8 @@ void srnic_debugfs_add_dev(struct srnic_dev *sdev, const char *name)
 			    &srnic_mkeys_fops);
 	debugfs_create_file("mtt", 0400, sdev->debugfs, sdev,
 			    &srnic_mtt_fops);
+	debugfs_create_file("odp", 0400, sdev->debugfs, sdev,
+			    &srnic_odp_fops);
 }
 
 void srnic_debugfs_remove_dev(struct srnic_dev *sdev)

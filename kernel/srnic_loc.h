@@ -68,6 +68,7 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,
 
 /* srnic_resp.c */
 bool srnic_recv_available(struct srnic_qp *qp);
+void srnic_recv_fail_held(struct srnic_qp *qp, enum ib_wc_status status);
 enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 				struct srnic_msg *m, bool place_data);
 enum srnic_resp srnic_resp_write(struct srnic_engine *eng, struct srnic_qp *dst,
@@ -91,6 +92,7 @@ int srnic_qp_flush(struct srnic_qp *qp);
 
 /* srnic_sg.c */
 void srnic_sg_release(struct srnic_sg *sg);
+int srnic_sg_odp_check(struct srnic_sg *sg, bool write);
 int srnic_sg_range(struct srnic_dev *sdev, struct srnic_pd *pd, u32 key,
 		   u64 iova, u64 len, int access, struct srnic_sg *sg);
 int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
@@ -126,6 +128,15 @@ struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata);
 int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* srnic_odp.c */
+int srnic_odp_init(void);
+void srnic_odp_cleanup(void);
+int srnic_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
+		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		    struct uverbs_attr_bundle *attrs);
+void srnic_qp_fault_init(struct srnic_qp *qp);
+bool srnic_qp_fault(struct srnic_qp *qp, struct srnic_fault *f);
 
 /* srnic_mw.c */
 int srnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);

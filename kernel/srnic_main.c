@@ -253,10 +253,14 @@ static int __init srnic_init(void)
 {
 	int err;
 
+	err = srnic_odp_init();
+	if (err)
+		return err;
 	srnic_debugfs_init();
 	err = register_netdevice_notifier(&srnic_netdev_notifier);
 	if (err) {
 		srnic_debugfs_cleanup();
+		srnic_odp_cleanup();
 		return err;
 	}
 	rdma_link_register(&srnic_link_ops);
@@ -294,6 +298,7 @@ static void __exit srnic_exit(void)
 	srnic_remove_all();
 	unregister_netdevice_notifier(&srnic_netdev_notifier);
 	srnic_debugfs_cleanup();
+	srnic_odp_cleanup();
 }
 
 /* After the RDMA core and the network stack are up when built in. */

@@ -30,7 +30,7 @@
 #define SRNIC_MR_ACCESS \
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-	 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB)
+	 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB | IB_ACCESS_ON_DEMAND)
 
 int srnic_mr_table_init(struct srnic_dev *sdev)
 {
@@ -62,8 +62,6 @@ void srnic_mr_table_destroy(struct srnic_dev *sdev)
 /* The core checks most of this too (ib_check_mr_access); not every caller. */
 static int srnic_mr_check_access(int access)
 {
-	if (access & IB_ACCESS_ON_DEMAND)
-		return -EOPNOTSUPP;
 	if (access & ~(SRNIC_MR_ACCESS | IB_ACCESS_OPTIONAL))
 		return -EINVAL;
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
@@ -181,9 +179,12 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = srnic_mr_check_access(access);
 	if (err)
 		return ERR_PTR(err);
-	err = srnic_mr_check_range(start, length, iova);
-	if (err)
-		return ERR_PTR(err);
+	/* An implicit ODP MR (start 0, length U64_MAX) covers everything. */
+	if (!(access & IB_ACCESS_ON_DEMAND) || start || length != U64_MAX) {
+		err = srnic_mr_check_range(start, length, iova);
+		if (err)
+			return ERR_PTR(err);
+	}
 	/* No driver data is defined; anything sent must be zero. */
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
@@ -194,7 +195,11 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	err = srnic_mtt_build(sdev, &mr->mtt, start, length, iova, access);
+	if (access & IB_ACCESS_ON_DEMAND)
+		err = srnic_odp_reg(sdev, mr, start, length, iova, access);
+	else
+		err = srnic_mtt_build(sdev, &mr->mtt, start, length, iova,
+				      access);
 	if (err)
 		goto err_free;
 
@@ -208,7 +213,8 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->index = index;
 	mr->ibmr.lkey = (index << SRNIC_MKEY_KEY_BITS) | mrt->gen[index];
 	mr->ibmr.rkey = mr->ibmr.lkey;
-	mr->ibmr.page_size = 1U << mr->mtt.page_shift;
+	if (!mr->odp)
+		mr->ibmr.page_size = 1U << mr->mtt.page_shift;
 	mr->pd = to_spd(ibpd);
 	mr->access = access & SRNIC_MR_ACCESS;
 	mr->iova = iova;
@@ -221,6 +227,7 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	return &mr->ibmr;
 
 err_mtt:
+	srnic_odp_dereg(mr);
 	srnic_mtt_free(sdev, &mr->mtt);
 err_free:
 	kfree(mr);
@@ -246,6 +253,10 @@ struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	int err;
 
 	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
+		return ERR_PTR(-EOPNOTSUPP);
+	/* ODP MRs are not re-registered in place (nor made ODP). */
+	if (mr->odp || ((flags & IB_MR_REREG_ACCESS) &&
+			(access & IB_ACCESS_ON_DEMAND)))
 		return ERR_PTR(-EOPNOTSUPP);
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
@@ -326,6 +337,7 @@ int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	mrt->gen[mr->index]++;
 	xa_erase(&mrt->xa, mr->index);
 	srnic_mr_drain(mr);
+	srnic_odp_dereg(mr);
 	srnic_mtt_free(sdev, &mr->mtt);
 	/* A lookup may still be looking at the MR under RCU. */
 	kfree_rcu(mr, rcu);
@@ -401,6 +413,8 @@ void *srnic_mr_kva(struct srnic_mr *mr, u64 iova, size_t *contig)
 
 	if (iova < mr->iova || iova - mr->iova >= mr->length)
 		return NULL;
+	if (mr->odp)
+		return srnic_odp_kva(mr, iova, contig);
 	left = mr->length - (iova - mr->iova);
 	off = iova - mr->iova + mtt->offset;
 	in_block = off & (pgsz - 1);

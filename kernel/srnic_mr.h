@@ -24,8 +24,10 @@
 #include <linux/kref.h>
 #include <linux/completion.h>
 #include <linux/rcupdate.h>
+#include <linux/srcu.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_umem_odp.h>
 
 struct srnic_dev;
 struct srnic_pd;
@@ -77,7 +79,8 @@ struct srnic_mr {
 	int access;			/* IB_ACCESS_* */
 	u64 iova;
 	u64 length;
-	struct srnic_mtt mtt;
+	struct srnic_mtt mtt;		/* pinned MRs */
+	struct srnic_odp *odp;		/* on-demand paging MRs (srnic_odp.c) */
 
 	/*
 	 * Windows bound to the MR (each holds a reference).  While any is,
@@ -127,6 +130,31 @@ int srnic_mr_check(struct srnic_mr *mr, struct srnic_pd *pd, int access,
 void *srnic_mr_kva(struct srnic_mr *mr, u64 iova, size_t *contig);
 int srnic_mr_copy(struct srnic_mr *mr, u64 iova, void *buf, size_t len,
 		  bool to_mr);
+
+/*
+ * On-demand paging (srnic_odp.c).  An ODP MR pins nothing: its translation
+ * is the ODP umem's DMA list (kernel addresses, soft devices using virtual
+ * DMA), filled by page faults resolved off the engine and emptied by the MMU
+ * notifier.  The engine reads it only inside srnic_odp_srcu: the notifier
+ * marks the MR, waits for that SRCU's readers, then unmaps, so no engine
+ * access to a page outlives its invalidation.
+ */
+struct srnic_fault {
+	struct srnic_mr *mr;		/* referenced while set */
+	u64 iova;
+	u64 len;
+	bool write;
+};
+
+extern struct srcu_struct srnic_odp_srcu;
+
+int srnic_odp_reg(struct srnic_dev *sdev, struct srnic_mr *mr, u64 start,
+		  u64 length, u64 iova, int access);
+void srnic_odp_dereg(struct srnic_mr *mr);
+int srnic_odp_check(struct srnic_mr *mr, u64 iova, u64 len, bool write);
+void *srnic_odp_kva(struct srnic_mr *mr, u64 iova, size_t *contig);
+int srnic_odp_fault(struct srnic_mr *mr, u64 iova, u64 len, bool write,
+		    bool prefetch);
 
 /* Binding windows to an MR (srnic_mw.c); false if the MR is closing. */
 bool srnic_mr_mw_hold(struct srnic_mr *mr);

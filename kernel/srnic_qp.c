@@ -82,6 +82,8 @@ static void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp)
 	srnic_umem_release(sdev, &qp->db);
 	srnic_umem_release(sdev, &qp->rq.ring);
 	srnic_umem_release(sdev, &qp->sq.ring);
+	kfree(qp->held_rwqe);
+	qp->held_rwqe = NULL;
 }
 
 int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -121,10 +123,17 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->rq_lock);
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->drained);
+	srnic_qp_fault_init(qp);
 	qp->state = IB_QPS_RESET;
 	qp->peer_dev = -1;
 	qp->sq.log_entries = req.sq_log_entries;
 	qp->sq.log_stride = req.sq_log_stride;
+	/* Room to hold a receive WQE whose buffer faulted (ODP). */
+	if (init->srq || qp->cap.max_recv_wr) {
+		qp->held_rwqe = kzalloc(SRNIC_RECV_WQE_MAX, GFP_KERNEL);
+		if (!qp->held_rwqe)
+			return -ENOMEM;
+	}
 	err = srnic_umem_pin(sdev, req.sq_buf_addr,
 			     (size_t)1 << (req.sq_log_entries + req.sq_log_stride),
 			     true, &qp->sq.ring);
@@ -205,7 +214,9 @@ static int srnic_qp_check_attr(struct srnic_qp *qp, const struct ib_qp_attr *a,
 	    (a->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
 				    IB_ACCESS_REMOTE_WRITE |
 				    IB_ACCESS_REMOTE_READ |
-				    IB_ACCESS_REMOTE_ATOMIC)))
+				    IB_ACCESS_REMOTE_ATOMIC |
+				    /* an MR flag some pass here too; ignored */
+				    IB_ACCESS_ON_DEMAND)))
 		return -EINVAL;
 	if ((mask & IB_QP_PATH_MTU) &&
 	    (a->path_mtu < IB_MTU_256 || a->path_mtu > IB_MTU_4096))
@@ -293,10 +304,12 @@ static void srnic_qp_reset(struct srnic_qp *qp)
 	qp->sq_cons = 0;
 	qp->in_progress = false;
 	qp->rnr_wait = false;
+	qp->fault_err = 0;
 	qp->last_wqe_sent = false;
 	WRITE_ONCE(db->sq_consumer, 0);
 	WRITE_ONCE(db->error, 0);
 	spin_lock(&qp->rq_lock);
+	qp->rwqe_held = false;
 	qp->rq_cons = 0;
 	WRITE_ONCE(db->rq_consumer, 0);
 	spin_unlock(&qp->rq_lock);
@@ -310,6 +323,9 @@ static void srnic_qp_set_state(struct srnic_qp *qp, enum ib_qp_state state)
 		      state == IB_QPS_SQE || state == IB_QPS_ERR;
 
 	WRITE_ONCE(qp->state, state);
+	/* As when the engine moves it there: posts now wake the engine. */
+	if (state == IB_QPS_ERR)
+		WRITE_ONCE(((struct srnic_qp_db *)qp->db.kva)->error, 1);
 	if (active) {
 		xa_set_mark(&sdev->qps, qp->qpn, SRNIC_QP_ACTIVE);
 		srnic_engine_kick(sdev);

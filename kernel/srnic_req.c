@@ -91,9 +91,11 @@ static int srnic_ud_target(struct srnic_dev *sdev, struct srnic_qp *qp,
 
 /*
  * Executes the WQE at qp->sq_cons.  Returns 0 when it is finished (whatever
- * its status), -EAGAIN when an RNR NAK holds it (retry at qp->rnr_until).
+ * its status), -EAGAIN when an RNR NAK holds it (retry at qp->rnr_until),
+ * -EINPROGRESS when it waits for an ODP page fault (qp->fault_wait).
+ * Runs inside srnic_odp_srcu: ODP pages it found mapped stay so.
  */
-static int srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
+static int __srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
 {
 	struct srnic_engine *eng = &sdev->engine;
 	enum ib_qp_type type = qp->ibqp.qp_type;
@@ -150,6 +152,8 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
 				       eng->wqe + hdr, ctrl->num_sge,
 				       into ? IB_ACCESS_LOCAL_WRITE : 0,
 				       &eng->local);
+		if (err == -EAGAIN && srnic_qp_fault(qp, &eng->local.fault))
+			return -EINPROGRESS;
 		if (err) {
 			status = err == -EMSGSIZE ? IB_WC_LOC_LEN_ERR :
 						    IB_WC_LOC_PROT_ERR;
@@ -178,8 +182,16 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
 		}
 		/* Unreachable, wrong Q_Key or not receiving: lost, as on a wire. */
 		if (dst && dst->ibqp.qp_type == IB_QPT_UD &&
-		    dst->attr.qkey == ud->remote_qkey)
-			srnic_resp_recv(eng, dst, &m, true);
+		    dst->attr.qkey == ud->remote_qkey &&
+		    srnic_resp_recv(eng, dst, &m, true) == SRNIC_RESP_FAULT) {
+			/* One host: rather than lose it, wait for the page. */
+			if (srnic_qp_fault(qp, &eng->remote.fault)) {
+				srnic_sg_release(&eng->local);
+				srnic_qp_put(dst);
+				return -EINPROGRESS;
+			}
+			srnic_recv_fail_held(dst, IB_WC_LOC_PROT_ERR);
+		}
 		goto release;
 	}
 
@@ -237,6 +249,23 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
 		break;
 	}
 
+	if (r == SRNIC_RESP_FAULT) {
+		/* The responder's page: the requester waits, as for a NAK. */
+		if (srnic_qp_fault(qp, &eng->remote.fault)) {
+			srnic_sg_release(&eng->local);
+			srnic_qp_put(dst);
+			return -EINPROGRESS;
+		}
+		/* It cannot be mapped: a receive fails, an RDMA access too. */
+		if (ctrl->opcode == IB_UVERBS_WR_SEND ||
+		    ctrl->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+		    ctrl->opcode == IB_UVERBS_WR_SEND_WITH_INV) {
+			srnic_recv_fail_held(dst, IB_WC_LOC_PROT_ERR);
+			r = SRNIC_RESP_NAK_OP;
+		} else {
+			r = SRNIC_RESP_NAK_ACCESS;
+		}
+	}
 	if (r == SRNIC_RESP_OK)
 		goto release;
 	if (type == IB_QPT_UC)
@@ -263,6 +292,7 @@ complete:
 	if (dst)
 		srnic_qp_put(dst);
 	qp->in_progress = false;
+	qp->fault_err = 0;
 	/*
 	 * The slot is free before its completion is visible: a provider that
 	 * polled the CQE may post into it at once.
@@ -278,6 +308,15 @@ complete:
 	return 0;
 }
 
+static int srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
+{
+	int idx = srcu_read_lock(&srnic_odp_srcu);
+	int ret = __srnic_send_one(sdev, qp);
+
+	srcu_read_unlock(&srnic_odp_srcu, idx);
+	return ret;
+}
+
 /*
  * Runs up to @budget send WQEs of @qp (owner engine only).  Returns the work
  * done; @timer gets the earliest time a held WQE may be retried.
@@ -286,7 +325,7 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,
 		     unsigned long *timer)
 {
 	u32 prod, n = 1U << qp->sq.log_entries;
-	int done = 0, state;
+	int done = 0, state, ret;
 
 	/* A modify_qp in progress: look again on the next scan. */
 	if (!mutex_trylock(&qp->lock)) {
@@ -300,6 +339,9 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,
 		goto out;
 	}
 	if (state != IB_QPS_RTS)
+		goto out;
+	/* Waiting for an ODP page fault: srnic_fault_work() kicks us. */
+	if (smp_load_acquire(&qp->fault_wait))
 		goto out;
 	if (qp->rnr_wait) {
 		if (time_before(jiffies, qp->rnr_until)) {
@@ -321,7 +363,10 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,
 		}
 		/* The WQE is read after the doorbell that announced it. */
 		smp_rmb();
-		if (srnic_send_one(sdev, qp) == -EAGAIN) {
+		ret = srnic_send_one(sdev, qp);
+		if (ret == -EINPROGRESS)
+			break;
+		if (ret == -EAGAIN) {
 			if (!*timer || time_before(qp->rnr_until, *timer))
 				*timer = qp->rnr_until;
 			break;

@@ -28,6 +28,18 @@ static int srnic_recv_take(struct srnic_qp *qp, void *rwqe, u32 *max_sge)
 	const void *slot;
 	int ret = 1;
 
+	/* A WQE taken earlier for a message that faulted comes first. */
+	if (qp->held_rwqe) {
+		spin_lock(&qp->rq_lock);
+		if (qp->rwqe_held) {
+			qp->rwqe_held = false;
+			memcpy(rwqe, qp->held_rwqe, SRNIC_RECV_WQE_MAX);
+			*max_sge = qp->held_max_sge;
+			spin_unlock(&qp->rq_lock);
+			return 1;
+		}
+		spin_unlock(&qp->rq_lock);
+	}
 	if (srq) {
 		struct srnic_srq_db *db = srq->db.kva;
 
@@ -87,9 +99,22 @@ static int srnic_recv_take(struct srnic_qp *qp, void *rwqe, u32 *max_sge)
 	return ret;
 }
 
+/* Gives @rwqe back to @qp: the next message takes it (ODP fault). */
+static void srnic_recv_hold(struct srnic_qp *qp, const void *rwqe,
+			    u32 max_sge)
+{
+	spin_lock(&qp->rq_lock);
+	memcpy(qp->held_rwqe, rwqe, SRNIC_RECV_WQE_MAX);
+	qp->held_max_sge = max_sge;
+	qp->rwqe_held = true;
+	spin_unlock(&qp->rq_lock);
+}
+
 /* Whether a receive WQE is posted now (a hint: no lock, no copy). */
 bool srnic_recv_available(struct srnic_qp *qp)
 {
+	if (READ_ONCE(qp->rwqe_held))
+		return true;
 	if (qp->ibqp.srq) {
 		struct srnic_srq *srq = to_ssrq(qp->ibqp.srq);
 
@@ -112,6 +137,25 @@ static void srnic_recv_fail(struct srnic_qp *dst, u64 wr_id,
 
 	srnic_qp_set_error(dst);
 	srnic_qp_recv_cqe(dst, &cqe, false);
+}
+
+/* The held receive WQE's buffer cannot be faulted in: it fails. */
+void srnic_recv_fail_held(struct srnic_qp *qp, enum ib_wc_status status)
+{
+	struct srnic_recv_wqe_hdr *hdr = qp->held_rwqe;
+	bool held;
+	u64 wr_id = 0;
+
+	if (!hdr)
+		return;
+	spin_lock(&qp->rq_lock);
+	held = qp->rwqe_held;
+	if (held)
+		wr_id = hdr->wr_id;
+	qp->rwqe_held = false;
+	spin_unlock(&qp->rq_lock);
+	if (held)
+		srnic_recv_fail(qp, wr_id, status);
 }
 
 /* The 40 bytes a UD receive starts with: an IPv6 header, or IPv4 in the last 20. */
@@ -174,6 +218,10 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 		err = srnic_sg_resolve(ddev, to_spd(dst->ibqp.pd),
 				       (struct srnic_wqe_data *)(hdr + 1), n,
 				       IB_ACCESS_LOCAL_WRITE, &eng->remote);
+		if (err == -EAGAIN && dst->held_rwqe) {
+			srnic_recv_hold(dst, eng->rwqe, max_sge);
+			return SRNIC_RESP_FAULT;
+		}
 		if (err) {
 			srnic_recv_fail(dst, cqe.wr_id, IB_WC_LOC_PROT_ERR);
 			return SRNIC_RESP_NAK_OP;
@@ -234,6 +282,8 @@ static enum srnic_resp srnic_resp_target(struct srnic_qp *dst,
 		    srnic_sg_range(ddev, to_spd(dst->ibqp.pd), m->rkey,
 				   m->raddr, m->len, access, sg))
 		return SRNIC_RESP_NAK_ACCESS;
+	if (srnic_sg_odp_check(sg, access != IB_ACCESS_REMOTE_READ))
+		return SRNIC_RESP_FAULT;
 	return SRNIC_RESP_OK;
 }
 

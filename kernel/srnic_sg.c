@@ -16,6 +16,31 @@ void srnic_sg_release(struct srnic_sg *sg)
 	sg->n = 0;
 }
 
+/*
+ * The ODP entries of a resolved @sg: is every page there (writable if
+ * @write)?  If not, -EAGAIN: @sg is released, its fault names the range
+ * (with a reference to its MR).  Under srnic_odp_srcu.
+ */
+int srnic_sg_odp_check(struct srnic_sg *sg, bool write)
+{
+	u32 i;
+
+	for (i = 0; i < sg->n; i++) {
+		struct srnic_sge_ref *e = &sg->e[i];
+
+		if (!e->mr->odp || !srnic_odp_check(e->mr, e->iova, e->len, write))
+			continue;
+		kref_get(&e->mr->ref);
+		sg->fault = (struct srnic_fault){
+			.mr = e->mr, .iova = e->iova, .len = e->len,
+			.write = write,
+		};
+		srnic_sg_release(sg);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
 /* One range of one MR: for the remote side of WRITE, READ and atomics. */
 int srnic_sg_range(struct srnic_dev *sdev, struct srnic_pd *pd, u32 key,
 		   u64 iova, u64 len, int access, struct srnic_sg *sg)
@@ -42,7 +67,7 @@ int srnic_sg_range(struct srnic_dev *sdev, struct srnic_pd *pd, u32 key,
  * Resolves user SGEs (already copied into kernel memory).  Zero-length
  * entries are skipped without a key check, as real NICs do.  Returns
  * -EACCES for a key/PD/access/bounds violation, -EMSGSIZE if the total
- * exceeds the largest message.
+ * exceeds the largest message, -EAGAIN for an ODP page fault (@sg->fault).
  */
 int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
 		     const struct srnic_wqe_data *sge, u32 n, int access,
@@ -73,7 +98,7 @@ int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
 		};
 		sg->total += len;
 	}
-	return 0;
+	return srnic_sg_odp_check(sg, access & IB_ACCESS_LOCAL_WRITE);
 }
 
 /* Kernel address of byte @off of @sg, and how many bytes follow contiguously. */

@@ -48,7 +48,22 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->atomic_cap = IB_ATOMIC_HCA;
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
+	/*
+	 * ODP: explicit and implicit MRs, for every operation of every
+	 * transport (XRC is not offered at all).
+	 */
+	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
+	attr->odp_caps.per_transport_caps.rc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+		IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
+	attr->odp_caps.per_transport_caps.uc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_SRQ_RECV;
+	attr->odp_caps.per_transport_caps.ud_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_SRQ_RECV;
 }
 
 static int srnic_query_device(struct ib_device *ibdev,
@@ -358,6 +373,7 @@ const struct ib_device_ops srnic_dev_ops = {
 	.rereg_user_mr = srnic_rereg_user_mr,
 	.dereg_mr = srnic_dereg_mr,
 	.alloc_mw = srnic_alloc_mw,
+	.advise_mr = srnic_advise_mr,
 	.dealloc_mw = srnic_dealloc_mw,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, srnic_cq, ibcq),

@@ -116,6 +116,7 @@ static const struct verbs_context_ops srnic_ctx_ops = {
 	.rereg_mr = srnic_rereg_mr,
 	.dereg_mr = srnic_dereg_mr,
 	.alloc_mw = srnic_alloc_mw,
+	.advise_mr = srnic_advise_mr,
 	.dealloc_mw = srnic_dealloc_mw,
 	.bind_mw = srnic_bind_mw,
 	.free_context = srnic_free_context,

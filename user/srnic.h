@@ -142,6 +142,8 @@ int srnic_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 int srnic_dereg_mr(struct verbs_mr *vmr);
 struct ibv_mw *srnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int srnic_dealloc_mw(struct ibv_mw *mw);
+int srnic_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 
 /* srnic_post.c */
 int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,

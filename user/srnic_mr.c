@@ -93,3 +93,10 @@ int srnic_dealloc_mw(struct ibv_mw *mw)
 	free(mw);
 	return 0;
 }
+
+/* Prefetching ODP memory: the kernel does it all (see kernel/srnic_odp.c). */
+int srnic_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	return ibv_cmd_advise_mr(pd, advice, flags, sg_list, num_sge);
+}

@@ -61,6 +61,8 @@ run_check() {
 # run_pyverbs MODULE...: rdma-core's Python tests against $SRNIC_DEV.
 run_pyverbs() {
 	local src=/usr/share/doc/rdma-core/tests dir out m
+	# The suite's huge-page tests need 2 MiB pages allocated.
+	echo 64 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 	dir=$(mktemp -d)/tests
 	cp -r "$src" "$dir" && gunzip -f "$dir"/*.gz || { FAILED=$((FAILED + 1)); return; }
 	out=$(mktemp)

@@ -91,20 +91,10 @@ static int local_inv(struct ep *x, uint32_t rkey)
 	return st;
 }
 
-/* One signaled RDMA op of @len bytes from x's buffer at @off; its status. */
 static int rdma(struct ep *x, enum ibv_wr_opcode op, size_t off, uint32_t len,
 		uint64_t raddr, uint32_t rkey)
 {
-	struct ibv_send_wr wr, *bad;
-	struct ibv_sge s;
-	struct ibv_wc wc;
-
-	wr_init(&wr, &s, x, op, 0x77, off, len, IBV_SEND_SIGNALED, NULL, 0, 0);
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	if (ibv_post_send(x->qp, &wr, &bad))
-		return -1;
-	return wait_status(x, &wc);
+	return rdma_op(x, op, off, len, raddr, rkey, 0);
 }
 
 FIXTURE(mw) {

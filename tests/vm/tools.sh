@@ -126,6 +126,11 @@ run_tools() {
 		# shellcheck disable=SC2086
 		run_check "ibv_srq_pingpong $mode" _tools_pingpong ibv_srq_pingpong -n 20 -q 4 $mode
 	done
+	# On-demand paging: explicit (-o), implicit (-O) and prefetched (-P).
+	for mode in "-o" "-o -O" "-o -P"; do
+		# shellcheck disable=SC2086
+		run_check "ibv_rc_pingpong -c $mode" _tools_pingpong ibv_rc_pingpong -n 100 -c $mode
+	done
 	for prog in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw; do
 		run_check "$prog" _tools_perftest "$prog" -n 200
 	done

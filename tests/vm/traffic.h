@@ -351,6 +351,14 @@ static inline int post_send1(struct ep *x, enum ibv_wr_opcode op, uint64_t wr_id
 	return ibv_post_send(x->qp, &wr, &bad);
 }
 
+/*
+ * One signaled RDMA op of @len bytes at x's buffer offset @off against
+ * @raddr/@rkey (FETCH_AND_ADD adds @add), waited for: its status, or -1.
+ */
+static inline int rdma_op(struct ep *x, enum ibv_wr_opcode op, size_t off,
+			  uint32_t len, uint64_t raddr, uint32_t rkey,
+			  uint64_t add);
+
 /* ---- completions ---- */
 
 /* One completion from @cq within @ms: 1, 0 on timeout, -1 on poll error. */
@@ -472,6 +480,50 @@ static inline void check_flushed(struct __test_metadata *_metadata, struct ep *x
 			       ibv_wc_status_str(wc[i].status));
 		EXPECT_EQ(x->qp->qp_num, wc[i].qp_num);
 	}
+}
+
+/* ---- the engine ---- */
+
+/* Whether debugfs "engine" shows the engine announcing NEED_WAKEUP. */
+static inline int engine_asleep(const char *unused)
+{
+	char *s = slurp(dbg_path("engine")), *f;
+	int asleep = 0;
+
+	(void)unused;
+	f = s ? strstr(s, " flags ") : NULL;
+	if (f)
+		asleep = strtoul(f + 7, NULL, 16) & 1;
+	free(s);
+	return asleep;
+}
+
+/* Waits (bounded) until the engine sleeps: the next post must wake it. */
+static inline int wait_engine_asleep(int ms)
+{
+	return wait_until(engine_asleep, NULL, 1, ms);
+}
+
+static inline int rdma_op(struct ep *x, enum ibv_wr_opcode op, size_t off,
+			  uint32_t len, uint64_t raddr, uint32_t rkey,
+			  uint64_t add)
+{
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+
+	wr_init(&wr, &s, x, op, 0x0d, off, len, IBV_SEND_SIGNALED, NULL, 0, 0);
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = add;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	if (ibv_post_send(x->qp, &wr, &bad))
+		return -1;
+	return poll_one(x->cq, &wc, WC_MS) == 1 ? (int)wc.status : -1;
 }
 
 #endif /* SRNIC_TRAFFIC_H */

@@ -747,6 +747,8 @@ TEST_F(conn, post_in_err)
 	ASSERT_EQ(0, post_recv(&self->a, 2, 64, 64));
 	ASSERT_EQ(0, to_err(self->a.qp));
 	check_flushed(_metadata, &self->a, before, 2);
+	/* Nothing but this post can make a sleeping engine flush it. */
+	ASSERT_TRUE(wait_engine_asleep(WC_MS));
 	/*
 	 * rxe: a receive posted to a QP already in ERR is never flushed: the
 	 * provider posts receives without a system call and rxe flushes its
