@@ -99,6 +99,16 @@ struct srnic_alloc_ucontext_resp {
 	__u32 reserved;
 };
 
+/*
+ * Device memory (ibv_alloc_dm) carries no driver data: the pages of the DM
+ * with uverbs handle H are mapped at page offset SRNIC_DM_MMAP_PGOFF(H)
+ * (the mmap offset times SRNIC_PAGE_SIZE), PAGE_ALIGN(length) bytes.  A DM
+ * is at most SRNIC_DM_MAX_PAGES pages; the device's total is the same.
+ */
+#define SRNIC_DM_MAX_PAGES 64u
+#define SRNIC_DM_MMAP_PGOFF(handle) \
+	((1u << 24) + (__u32)(handle) * SRNIC_DM_MAX_PAGES)
+
 /* ibv_alloc_pd: udata of the response. */
 struct srnic_alloc_pd_resp {
 	__u32 pdn;
@@ -242,7 +252,8 @@ struct srnic_wqe_ctrl {
 	__u32 imm_data;		/* network order imm, or rkey to invalidate
 				 * (SEND_WITH_INV, LOCAL_INV) */
 	__u32 inline_len;	/* bytes of inline data, when INLINE */
-	__u32 reserved1[3];
+	__u32 xrc_srqn;		/* XRC initiator: the target's XRC SRQ */
+	__u32 reserved1[2];
 };
 
 struct srnic_wqe_raddr {

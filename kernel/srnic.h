@@ -53,6 +53,7 @@
 #define SRNIC_MAX_CQE		((1 << 22) - 1)
 #define SRNIC_MAX_MR		(256 * 1024)
 #define SRNIC_MAX_MW		(64 * 1024)
+#define SRNIC_MAX_DM_SIZE	(SRNIC_DM_MAX_PAGES * PAGE_SIZE)
 #define SRNIC_MAX_MR_SIZE	(1ULL << 40)
 #define SRNIC_MAX_MSG_SIZE	(1U << 31)
 #define SRNIC_GID_TABLE_LEN	32
@@ -131,6 +132,7 @@ struct srnic_dev {
 	atomic64_t pinned_pages;
 
 	struct srnic_mr_table mrt;
+	atomic64_t dm_used;	/* bytes of device memory allocated */
 
 	/* On-demand paging counters (debugfs "odp"). */
 	struct srnic_odp_stats {
@@ -157,13 +159,15 @@ struct srnic_dev {
 enum srnic_mmap_type {
 	SRNIC_MMAP_UAR,		/* context-private doorbell page, writable */
 	SRNIC_MMAP_STATUS,	/* device engine status page, read-only */
+	SRNIC_MMAP_DM,		/* device memory, 2^order pages, writable */
 };
 
 struct srnic_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	enum srnic_mmap_type type;
 	struct page *page;
-	bool owns_page;		/* freed with the entry (UAR) or not (status) */
+	unsigned int order;
+	bool owns_page;		/* freed with the entry (UAR, DM) or not */
 };
 
 /* One UAR page of a context and which of its doorbell slots are taken. */
@@ -187,6 +191,10 @@ struct srnic_db_ref {
 	u16 uar;
 	u16 slot;
 	struct srnic_db_slot *kva;	/* user-writable: read with READ_ONCE */
+};
+
+struct srnic_xrcd {
+	struct ib_xrcd ibxrcd;
 };
 
 struct srnic_pd {
@@ -263,11 +271,15 @@ struct srnic_qp {
 	void *held_rwqe;
 	bool rwqe_held;
 	u32 held_max_sge;
+	u32 held_srqn;			/* XRC: the SRQ it came from */
 };
 
 struct srnic_srq {
 	struct ib_srq ibsrq;
 	u32 srqn;
+	/* XRC SRQs are found by number: engines hold a reference. */
+	refcount_t ref;
+	struct completion drained;
 	spinlock_t rq_lock;		/* consumption by any engine */
 	u32 cons;
 	struct mutex lock;
@@ -292,6 +304,7 @@ struct srnic_msg {
 	u64 compare_add;
 	u64 swap;
 	/* UD: what goes into the receiver's GRH */
+	struct srnic_srq *xrc_srq;	/* XRC: the SRQ the message names */
 	const u8 *sgid;
 	const u8 *dgid;
 	u8 hop_limit;
@@ -338,6 +351,12 @@ static inline struct srnic_cq *to_scq(struct ib_cq *ibcq)
 static inline struct srnic_qp *to_sqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct srnic_qp, ibqp);
+}
+
+/* XRC target QPs have no send queue, receive queue or doorbell record. */
+static inline bool srnic_qp_has_sq(const struct srnic_qp *qp)
+{
+	return qp->sq.ring.kva;
 }
 
 static inline struct srnic_srq *to_ssrq(struct ib_srq *ibsrq)

@@ -85,10 +85,19 @@ void srnic_qp_send_cqe(struct srnic_qp *qp, const struct srnic_cqe *cqe)
 	srnic_qp_post(qp, qp->ibqp.send_cq, cqe, false);
 }
 
-void srnic_qp_recv_cqe(struct srnic_qp *qp, const struct srnic_cqe *cqe,
-		       bool solicited)
+/*
+ * A receive completion of @qp for a WQE of @srq (NULL: its RQ or SRQ): on
+ * its receive CQ, or for an XRC target QP on the XRC SRQ's CQ.
+ */
+void srnic_qp_recv_cqe(struct srnic_qp *qp, struct srnic_srq *srq,
+		       const struct srnic_cqe *cqe, bool solicited)
 {
-	srnic_qp_post(qp, qp->ibqp.recv_cq, cqe, solicited);
+	struct ib_cq *cq = qp->ibqp.recv_cq;
+
+	if (srq && srq->ibsrq.srq_type == IB_SRQT_XRC)
+		cq = srq->ibsrq.ext.cq;
+	if (cq)
+		srnic_qp_post(qp, cq, cqe, solicited);
 }
 
 void srnic_qp_event(struct srnic_qp *qp, enum ib_event_type type)
@@ -115,7 +124,8 @@ void srnic_qp_set_error(struct srnic_qp *qp)
 		return;
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	/* Tells the provider to wake the engine for what it posts now. */
-	WRITE_ONCE(((struct srnic_qp_db *)qp->db.kva)->error, 1);
+	if (qp->db.kva)
+		WRITE_ONCE(((struct srnic_qp_db *)qp->db.kva)->error, 1);
 	xa_set_mark(&sdev->qps, qp->qpn, SRNIC_QP_ACTIVE);
 	srnic_engine_kick(sdev);
 }
@@ -174,12 +184,12 @@ int srnic_qp_flush(struct srnic_qp *qp)
 	cqe.status = IB_WC_WR_FLUSH_ERR;
 	cqe.qp_num = qp->qpn;
 
-	prod = READ_ONCE(qp->dbr.kva->value);
+	prod = srnic_qp_has_sq(qp) ? READ_ONCE(qp->dbr.kva->value) : 0;
 	n = 1U << qp->sq.log_entries;
 	mask = n - 1;
 	if (prod - qp->sq_cons > n)
 		prod = qp->sq_cons + n;
-	while (qp->sq_cons != prod) {
+	while (srnic_qp_has_sq(qp) && qp->sq_cons != prod) {
 		const struct srnic_wqe_ctrl *ctrl = qp->sq.ring.kva +
 			((qp->sq_cons & mask) << qp->sq.log_stride);
 
@@ -197,11 +207,20 @@ int srnic_qp_flush(struct srnic_qp *qp)
 	if (qp->rwqe_held) {
 		const struct srnic_recv_wqe_hdr *hdr = qp->held_rwqe;
 
+		struct srnic_srq *srq = NULL;
+
 		qp->rwqe_held = false;
 		cqe.wr_id = hdr->wr_id;
 		cqe.opcode = IB_WC_RECV;
 		spin_unlock(&qp->rq_lock);
-		srnic_qp_recv_cqe(qp, &cqe, false);
+		/* An XRC SRQ's WQE completes on its CQ, if it still exists. */
+		if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+			srq = srnic_xrc_srq_get(to_sdev(qp->ibqp.device),
+						qp->held_srqn);
+		if (srq || qp->ibqp.qp_type != IB_QPT_XRC_TGT)
+			srnic_qp_recv_cqe(qp, srq, &cqe, false);
+		if (srq)
+			srnic_srq_put(srq);
 		done++;
 	} else {
 		spin_unlock(&qp->rq_lock);
@@ -228,7 +247,7 @@ int srnic_qp_flush(struct srnic_qp *qp)
 		cqe.wr_id = READ_ONCE(hdr->wr_id);
 		qp->rq_cons++;
 		smp_store_release(&db->rq_consumer, qp->rq_cons);
-		srnic_qp_recv_cqe(qp, &cqe, false);
+		srnic_qp_recv_cqe(qp, NULL, &cqe, false);
 		done++;
 	}
 	spin_unlock(&qp->rq_lock);

@@ -19,6 +19,11 @@ struct srnic_mmap_entry *srnic_mmap_insert(struct srnic_ucontext *suc,
 					   struct page *page, bool owns_page,
 					   u64 *offset);
 int srnic_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+struct srnic_mmap_entry *srnic_mmap_insert_at(struct srnic_ucontext *suc,
+					      enum srnic_mmap_type type,
+					      struct page *page,
+					      unsigned int order, size_t len,
+					      u32 pgoff);
 void srnic_mmap_free(struct rdma_user_mmap_entry *rdma);
 
 /* srnic_uar.c */
@@ -50,6 +55,10 @@ int srnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
 int srnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int srnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+struct srnic_srq *srnic_xrc_srq_get(struct srnic_dev *sdev, u32 srqn);
+void srnic_srq_put(struct srnic_srq *srq);
+int srnic_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int srnic_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 
 /* srnic_ah.c */
 int srnic_create_user_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
@@ -67,8 +76,9 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,
 		     unsigned long *timer);
 
 /* srnic_resp.c */
-bool srnic_recv_available(struct srnic_qp *qp);
-void srnic_recv_fail_held(struct srnic_qp *qp, enum ib_wc_status status);
+bool srnic_recv_available(struct srnic_qp *qp, const struct srnic_msg *m);
+void srnic_recv_fail_held(struct srnic_qp *qp, const struct srnic_msg *m,
+			  enum ib_wc_status status);
 enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 				struct srnic_msg *m, bool place_data);
 enum srnic_resp srnic_resp_write(struct srnic_engine *eng, struct srnic_qp *dst,
@@ -82,8 +92,8 @@ enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst
 bool srnic_cq_post(struct srnic_cq *cq, const struct srnic_cqe *src,
 		   bool solicited);
 void srnic_qp_send_cqe(struct srnic_qp *qp, const struct srnic_cqe *cqe);
-void srnic_qp_recv_cqe(struct srnic_qp *qp, const struct srnic_cqe *cqe,
-		       bool solicited);
+void srnic_qp_recv_cqe(struct srnic_qp *qp, struct srnic_srq *srq,
+		       const struct srnic_cqe *cqe, bool solicited);
 void srnic_qp_event(struct srnic_qp *qp, enum ib_event_type type);
 void srnic_qp_set_error(struct srnic_qp *qp);
 void srnic_send_complete(struct srnic_qp *qp, const struct srnic_wqe_ctrl *ctrl,
@@ -128,6 +138,8 @@ struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata);
 int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *srnic_reg_kernel_mr(struct ib_pd *ibpd, void *kva, u64 length,
+				  int access);
 
 /* srnic_odp.c */
 int srnic_odp_init(void);
@@ -137,6 +149,16 @@ int srnic_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
 		    struct uverbs_attr_bundle *attrs);
 void srnic_qp_fault_init(struct srnic_qp *qp);
 bool srnic_qp_fault(struct srnic_qp *qp, struct srnic_fault *f);
+
+/* srnic_dm.c */
+struct ib_dm *srnic_alloc_dm(struct ib_device *ibdev,
+			     struct ib_ucontext *ibuc,
+			     struct ib_dm_alloc_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
+int srnic_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
+struct ib_mr *srnic_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			      struct ib_dm_mr_attr *attr,
+			      struct uverbs_attr_bundle *attrs);
 
 /* srnic_mw.c */
 int srnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * User mappings: each context's UAR (doorbell) page and the device's engine
- * status page.  Every mapping is an rdma_user_mmap_entry, found by the mmap
+ * User mappings: each context's UAR (doorbell) pages, the device's engine
+ * status page and device memory.  Every mapping is an rdma_user_mmap_entry, found by the mmap
  * offset the kernel handed out, so a process can only reach the entries of
  * its own context; and every mapping is made with rdma_user_mmap_io() so
  * that the core can zap it when the device goes away under a live process.
@@ -10,10 +10,15 @@
 
 #include "srnic_loc.h"
 
-struct srnic_mmap_entry *srnic_mmap_insert(struct srnic_ucontext *suc,
-					   enum srnic_mmap_type type,
-					   struct page *page, bool owns_page,
-					   u64 *offset)
+/*
+ * A mapping of 2^@order pages from @page, @len bytes of them, at a free
+ * offset in [@min_pgoff, @max_pgoff].  If @owns_page the pages are freed
+ * with the entry (also on failure).
+ */
+static struct srnic_mmap_entry *
+srnic_mmap_insert_range(struct srnic_ucontext *suc, enum srnic_mmap_type type,
+			struct page *page, unsigned int order, bool owns_page,
+			size_t len, u32 min_pgoff, u32 max_pgoff)
 {
 	struct srnic_mmap_entry *entry;
 	int err;
@@ -25,19 +30,54 @@ struct srnic_mmap_entry *srnic_mmap_insert(struct srnic_ucontext *suc,
 	}
 	entry->type = type;
 	entry->page = page;
+	entry->order = order;
 	entry->owns_page = owns_page;
-	err = rdma_user_mmap_entry_insert(&suc->ibuc, &entry->rdma, PAGE_SIZE);
+	err = rdma_user_mmap_entry_insert_range(&suc->ibuc, &entry->rdma, len,
+						min_pgoff, max_pgoff);
 	if (err) {
 		kfree(entry);
 		goto err_page;
 	}
-	*offset = rdma_user_mmap_get_offset(&entry->rdma);
 	return entry;
 
 err_page:
 	if (owns_page)
-		__free_page(page);
+		__free_pages(page, order);
 	return ERR_PTR(err);
+}
+
+struct srnic_mmap_entry *srnic_mmap_insert(struct srnic_ucontext *suc,
+					   enum srnic_mmap_type type,
+					   struct page *page, bool owns_page,
+					   u64 *offset)
+{
+	struct srnic_mmap_entry *entry;
+
+	/* Below the device-memory offsets (SRNIC_DM_MMAP_PGOFF). */
+	entry = srnic_mmap_insert_range(suc, type, page, 0, owns_page,
+					PAGE_SIZE, 0, SRNIC_DM_MMAP_PGOFF(0) - 1);
+	if (!IS_ERR(entry))
+		*offset = rdma_user_mmap_get_offset(&entry->rdma);
+	return entry;
+}
+
+/* Device memory: @len bytes of 2^@order pages, exactly at @pgoff. */
+struct srnic_mmap_entry *srnic_mmap_insert_at(struct srnic_ucontext *suc,
+					      enum srnic_mmap_type type,
+					      struct page *page,
+					      unsigned int order, size_t len,
+					      u32 pgoff)
+{
+	struct srnic_mmap_entry *entry;
+
+	entry = srnic_mmap_insert_range(suc, type, page, order, true, len,
+					pgoff, pgoff + SRNIC_DM_MAX_PAGES - 1);
+	if (!IS_ERR(entry) && entry->rdma.start_pgoff != pgoff) {
+		/* Another entry sits there: the provider could not find it. */
+		rdma_user_mmap_entry_remove(&entry->rdma);
+		return ERR_PTR(-EBUSY);
+	}
+	return entry;
 }
 
 void srnic_mmap_free(struct rdma_user_mmap_entry *rdma)
@@ -45,7 +85,7 @@ void srnic_mmap_free(struct rdma_user_mmap_entry *rdma)
 	struct srnic_mmap_entry *entry = to_smmap(rdma);
 
 	if (entry->owns_page)
-		__free_page(entry->page);
+		__free_pages(entry->page, entry->order);
 	kfree(entry);
 }
 
@@ -79,7 +119,8 @@ int srnic_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	}
 	srnic_vm_flags_clear(vma, never);
 
-	err = rdma_user_mmap_io(ibuc, vma, page_to_pfn(entry->page), PAGE_SIZE,
+	err = rdma_user_mmap_io(ibuc, vma, page_to_pfn(entry->page),
+				(size_t)rdma->npages << PAGE_SHIFT,
 				vma->vm_page_prot, rdma);
 out:
 	rdma_user_mmap_entry_put(rdma);

@@ -87,11 +87,11 @@ static int srnic_mr_check_range(u64 start, u64 length, u64 iova)
 
 static void srnic_mtt_free(struct srnic_dev *sdev, struct srnic_mtt *mtt)
 {
-	if (!mtt->umem)
-		return;
 	kvfree(mtt->blocks);
-	ib_umem_release(mtt->umem);
-	srnic_pinned_add(sdev, -(long)mtt->npages);
+	if (mtt->umem) {
+		ib_umem_release(mtt->umem);
+		srnic_pinned_add(sdev, -(long)mtt->npages);
+	}
 	memset(mtt, 0, sizeof(*mtt));
 }
 
@@ -167,13 +167,16 @@ static void srnic_mr_drain(struct srnic_mr *mr)
 	wait_for_completion(&mr->drained);
 }
 
+static int srnic_mr_publish(struct srnic_dev *sdev, struct srnic_mr *mr,
+			    struct ib_pd *ibpd, u64 iova, u64 length,
+			    int access);
+
 struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
 {
 	struct srnic_dev *sdev = to_sdev(ibpd->device);
 	struct srnic_mr_table *mrt = &sdev->mrt;
 	struct srnic_mr *mr;
-	u32 index;
 	int err;
 
 	err = srnic_mr_check_access(access);
@@ -202,14 +205,70 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				      access);
 	if (err)
 		goto err_free;
+	err = srnic_mr_publish(sdev, mr, ibpd, iova, length, access);
+	if (err)
+		goto err_mtt;
+	return &mr->ibmr;
+
+err_mtt:
+	srnic_odp_dereg(mr);
+	srnic_mtt_free(sdev, &mr->mtt);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+/*
+ * An MR over kernel memory that is contiguous at @kva (device memory):
+ * zero-based, one MTT block, nothing pinned.
+ */
+struct ib_mr *srnic_reg_kernel_mr(struct ib_pd *ibpd, void *kva, u64 length,
+				  int access)
+{
+	struct srnic_dev *sdev = to_sdev(ibpd->device);
+	struct srnic_mr *mr;
+	int err;
+
+	err = srnic_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->mtt.blocks = kvcalloc(1, sizeof(*mr->mtt.blocks), GFP_KERNEL);
+	if (!mr->mtt.blocks) {
+		kfree(mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->mtt.blocks[0] = kva;
+	mr->mtt.nblocks = 1;
+	mr->mtt.page_shift = max_t(unsigned int, PAGE_SHIFT,
+				   order_base_2(length));
+	err = srnic_mr_publish(sdev, mr, ibpd, 0, length, access);
+	if (err) {
+		srnic_mtt_free(sdev, &mr->mtt);
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+/* Gives @mr an index and keys and makes it reachable by them. */
+static int srnic_mr_publish(struct srnic_dev *sdev, struct srnic_mr *mr,
+			    struct ib_pd *ibpd, u64 iova, u64 length,
+			    int access)
+{
+	struct srnic_mr_table *mrt = &sdev->mrt;
+	u32 index;
+	int err;
 
 	/* Reserve the index; lookups find nothing there until the store. */
 	err = xa_alloc(&mrt->xa, &index, NULL, XA_LIMIT(1, SRNIC_MAX_MR),
 		       GFP_KERNEL);
-	if (err) {
-		err = err == -EBUSY ? -ENOMEM : err;
-		goto err_mtt;
-	}
+	if (err)
+		return err == -EBUSY ? -ENOMEM : err;
 	mr->index = index;
 	mr->ibmr.lkey = (index << SRNIC_MKEY_KEY_BITS) | mrt->gen[index];
 	mr->ibmr.rkey = mr->ibmr.lkey;
@@ -224,14 +283,7 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	spin_lock_init(&mr->mw_lock);
 	/* Replaces the reservation: cannot fail, publishes with release. */
 	xa_store(&mrt->xa, index, mr, GFP_KERNEL);
-	return &mr->ibmr;
-
-err_mtt:
-	srnic_odp_dereg(mr);
-	srnic_mtt_free(sdev, &mr->mtt);
-err_free:
-	kfree(mr);
-	return ERR_PTR(err);
+	return 0;
 }
 
 /*
@@ -254,9 +306,12 @@ struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 
 	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
 		return ERR_PTR(-EOPNOTSUPP);
-	/* ODP MRs are not re-registered in place (nor made ODP). */
-	if (mr->odp || ((flags & IB_MR_REREG_ACCESS) &&
-			(access & IB_ACCESS_ON_DEMAND)))
+	/*
+	 * ODP and device-memory MRs are not re-registered in place (nor is
+	 * an MR made ODP).
+	 */
+	if (mr->odp || !mr->mtt.umem ||
+	    ((flags & IB_MR_REREG_ACCESS) && (access & IB_ACCESS_ON_DEMAND)))
 		return ERR_PTR(-EOPNOTSUPP);
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Queue pairs (RC, UC, UD): rings in user memory pinned at creation, a send
- * doorbell slot, and the IB state machine with its attribute rules.
+ * Queue pairs (RC, UC, UD, XRC initiator): rings in user memory pinned at
+ * creation, a send doorbell slot, and the IB state machine with its
+ * attribute rules.  XRC target QPs are the core's kernel objects: no rings,
+ * no doorbell; they receive into the XRC SRQs their messages name.
  */
 #include <rdma/ib_cache.h>
 
@@ -86,6 +88,67 @@ static void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp)
 	qp->held_rwqe = NULL;
 }
 
+/* What every QP starts with. */
+static int srnic_qp_init(struct srnic_qp *qp, bool receives)
+{
+	mutex_init(&qp->lock);
+	spin_lock_init(&qp->rq_lock);
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->drained);
+	srnic_qp_fault_init(qp);
+	qp->state = IB_QPS_RESET;
+	qp->peer_dev = -1;
+	/* Room to hold a receive WQE whose buffer faulted (ODP). */
+	if (receives) {
+		qp->held_rwqe = kzalloc(SRNIC_RECV_WQE_MAX, GFP_KERNEL);
+		if (!qp->held_rwqe)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Gives @qp its number and initial attributes; it is findable after. */
+static int srnic_qp_publish(struct srnic_dev *sdev, struct srnic_qp *qp,
+			    struct ib_qp_init_attr *init)
+{
+	u32 qpn;
+	int err;
+
+	/* QPNs 0 and 1 are the special QPs of the IB spec. */
+	err = xa_alloc_cyclic(&sdev->qps, &qpn, qp,
+			      XA_LIMIT(2, SRNIC_MAX_QP + 1), &sdev->next_qpn,
+			      GFP_KERNEL);
+	if (err < 0)
+		return err == -EBUSY ? -ENOMEM : err;
+	qp->qpn = qpn;
+	qp->ibqp.qp_num = qpn;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->attr.qp_state = IB_QPS_RESET;
+	qp->attr.cur_qp_state = IB_QPS_RESET;
+	qp->attr.path_mtu = IB_MTU_1024;
+	qp->attr.port_num = SRNIC_PORT;
+	qp->attr.path_mig_state = IB_MIG_MIGRATED;
+	init->cap = qp->cap;
+	return 0;
+}
+
+/* An XRC target QP (created by the core for a process, without udata). */
+static int srnic_create_xrc_tgt(struct srnic_dev *sdev, struct srnic_qp *qp,
+				struct ib_qp_init_attr *init)
+{
+	int err;
+
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	memset(&qp->cap, 0, sizeof(qp->cap));
+	err = srnic_qp_init(qp, true);
+	if (!err)
+		err = srnic_qp_publish(sdev, qp, init);
+	if (err)
+		srnic_qp_release(sdev, qp);
+	return err;
+}
+
 int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -94,15 +157,17 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct srnic_qp *qp = to_sqp(ibqp);
 	struct srnic_create_qp_req req;
 	struct srnic_ucontext *suc;
-	u32 qpn;
 	int err;
 
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		return srnic_create_xrc_tgt(sdev, qp, init);
 	if (!udata || !udata->inlen)
 		return -EOPNOTSUPP;
 	switch (init->qp_type) {
 	case IB_QPT_RC:
 	case IB_QPT_UC:
 	case IB_QPT_UD:
+	case IB_QPT_XRC_INI:
 		break;
 	default:
 		return -EOPNOTSUPP;
@@ -119,21 +184,11 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -EINVAL;
 
 	suc = rdma_udata_to_drv_context(udata, struct srnic_ucontext, ibuc);
-	mutex_init(&qp->lock);
-	spin_lock_init(&qp->rq_lock);
-	refcount_set(&qp->ref, 1);
-	init_completion(&qp->drained);
-	srnic_qp_fault_init(qp);
-	qp->state = IB_QPS_RESET;
-	qp->peer_dev = -1;
+	err = srnic_qp_init(qp, init->srq || qp->cap.max_recv_wr);
+	if (err)
+		goto err;
 	qp->sq.log_entries = req.sq_log_entries;
 	qp->sq.log_stride = req.sq_log_stride;
-	/* Room to hold a receive WQE whose buffer faulted (ODP). */
-	if (init->srq || qp->cap.max_recv_wr) {
-		qp->held_rwqe = kzalloc(SRNIC_RECV_WQE_MAX, GFP_KERNEL);
-		if (!qp->held_rwqe)
-			return -ENOMEM;
-	}
 	err = srnic_umem_pin(sdev, req.sq_buf_addr,
 			     (size_t)1 << (req.sq_log_entries + req.sq_log_stride),
 			     true, &qp->sq.ring);
@@ -156,29 +211,15 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = srnic_db_alloc(suc, &qp->dbr, &resp.db);
 	if (err)
 		goto err;
-	/* QPNs 0 and 1 are the special QPs of the IB spec. */
-	err = xa_alloc_cyclic(&sdev->qps, &qpn, qp,
-			      XA_LIMIT(2, SRNIC_MAX_QP + 1), &sdev->next_qpn,
-			      GFP_KERNEL);
-	if (err < 0) {
-		err = err == -EBUSY ? -ENOMEM : err;
+	err = srnic_qp_publish(sdev, qp, init);
+	if (err)
 		goto err;
-	}
-	qp->qpn = qpn;
-	ibqp->qp_num = qpn;
-	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
-	qp->attr.qp_state = IB_QPS_RESET;
-	qp->attr.cur_qp_state = IB_QPS_RESET;
-	qp->attr.path_mtu = IB_MTU_1024;
-	qp->attr.port_num = SRNIC_PORT;
-	qp->attr.path_mig_state = IB_MIG_MIGRATED;
-	init->cap = qp->cap;
 
-	resp.qpn = qpn;
+	resp.qpn = qp->qpn;
 	resp.max_inline_data = qp->cap.max_inline_data;
 	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
 	if (err) {
-		xa_erase(&sdev->qps, qpn);
+		xa_erase(&sdev->qps, qp->qpn);
 		goto err;
 	}
 	return 0;
@@ -306,25 +347,29 @@ static void srnic_qp_reset(struct srnic_qp *qp)
 	qp->rnr_wait = false;
 	qp->fault_err = 0;
 	qp->last_wqe_sent = false;
-	WRITE_ONCE(db->sq_consumer, 0);
-	WRITE_ONCE(db->error, 0);
 	spin_lock(&qp->rq_lock);
 	qp->rwqe_held = false;
 	qp->rq_cons = 0;
-	WRITE_ONCE(db->rq_consumer, 0);
 	spin_unlock(&qp->rq_lock);
+	if (!db)
+		return;
+	WRITE_ONCE(db->sq_consumer, 0);
+	WRITE_ONCE(db->error, 0);
+	WRITE_ONCE(db->rq_consumer, 0);
 }
 
 /* Publishes @state to the engines; they scan QPs that can send or flush. */
 static void srnic_qp_set_state(struct srnic_qp *qp, enum ib_qp_state state)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
-	bool active = state == IB_QPS_RTS || state == IB_QPS_SQD ||
-		      state == IB_QPS_SQE || state == IB_QPS_ERR;
+	bool active = state == IB_QPS_ERR ||
+		      (srnic_qp_has_sq(qp) &&
+		       (state == IB_QPS_RTS || state == IB_QPS_SQD ||
+			state == IB_QPS_SQE));
 
 	WRITE_ONCE(qp->state, state);
 	/* As when the engine moves it there: posts now wake the engine. */
-	if (state == IB_QPS_ERR)
+	if (state == IB_QPS_ERR && qp->db.kva)
 		WRITE_ONCE(((struct srnic_qp_db *)qp->db.kva)->error, 1);
 	if (active) {
 		xa_set_mark(&sdev->qps, qp->qpn, SRNIC_QP_ACTIVE);

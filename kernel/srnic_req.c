@@ -29,8 +29,8 @@ static bool srnic_opcode_ok(enum ib_qp_type type, u8 op)
 	case IB_UVERBS_WR_RDMA_READ:
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-	case IB_UVERBS_WR_SEND_WITH_INV:	/* only RC has the IETH */
-		return type == IB_QPT_RC;
+	case IB_UVERBS_WR_SEND_WITH_INV:	/* only RC and XRC have the IETH */
+		return type == IB_QPT_RC || type == IB_QPT_XRC_INI;
 	case IB_UVERBS_WR_BIND_MW:
 	case IB_UVERBS_WR_LOCAL_INV:
 		return type == IB_QPT_RC || type == IB_QPT_UC;
@@ -64,6 +64,35 @@ static enum ib_wc_status srnic_nak_status(enum srnic_resp r)
 	default:
 		return IB_WC_RETRY_EXC_ERR;
 	}
+}
+
+/*
+ * An XRC initiator's message names an XRC SRQ of the target QP's domain;
+ * @m holds it (referenced) for the responder.  -EINVAL if there is none.
+ */
+static int srnic_xrc_target(struct srnic_qp *dst, u32 srqn, struct srnic_msg *m)
+{
+	struct srnic_srq *srq = srnic_xrc_srq_get(to_sdev(dst->ibqp.device),
+						  srqn);
+
+	if (!srq)
+		return -EINVAL;
+	if (srq->ibsrq.ext.xrc.xrcd != dst->ibqp.xrcd) {
+		srnic_srq_put(srq);
+		return -EINVAL;
+	}
+	m->xrc_srq = srq;
+	return 0;
+}
+
+/* Drops what a message to @dst holds: the peer QP and an XRC SRQ. */
+static void srnic_msg_put(struct srnic_qp *dst, struct srnic_msg *m)
+{
+	if (m->xrc_srq)
+		srnic_srq_put(m->xrc_srq);
+	m->xrc_srq = NULL;
+	if (dst)
+		srnic_qp_put(dst);
 }
 
 /* Fills the UD part of @m from the WQE's address vector. */
@@ -121,6 +150,7 @@ static int __srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
 	if (!qp->in_progress) {
 		qp->in_progress = true;
 		qp->rnr_left = qp->attr.rnr_retry;
+		qp->retry_left = qp->attr.retry_cnt;
 	}
 
 	/* Validate the copy: opcode, lengths, everything that sizes memory. */
@@ -190,17 +220,21 @@ static int __srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
 				srnic_qp_put(dst);
 				return -EINPROGRESS;
 			}
-			srnic_recv_fail_held(dst, IB_WC_LOC_PROT_ERR);
+			srnic_recv_fail_held(dst, &m, IB_WC_LOC_PROT_ERR);
 		}
 		goto release;
 	}
 
 	dst = srnic_peer_get(qp->peer_dev, qp->attr.dest_qp_num);
-	if (dst && (dst->ibqp.qp_type != type ||
+	if (dst && (dst->ibqp.qp_type != (type == IB_QPT_XRC_INI ?
+					  IB_QPT_XRC_TGT : type) ||
 		    dst->attr.dest_qp_num != qp->qpn))
 		r = SRNIC_RESP_DROP;	/* not connected to us */
 	else if (!dst)
 		r = SRNIC_RESP_DROP;
+	else if (type == IB_QPT_XRC_INI &&
+		 srnic_xrc_target(dst, ctrl->xrc_srqn, &m))
+		r = SRNIC_RESP_NAK_INV;	/* no such XRC SRQ there */
 	else switch (ctrl->opcode) {
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
@@ -215,7 +249,7 @@ static int __srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
 		 */
 		m.rkey = raddr->rkey;
 		m.raddr = raddr->remote_addr;
-		if (!srnic_recv_available(dst)) {
+		if (!srnic_recv_available(dst, &m)) {
 			r = SRNIC_RESP_RNR;
 			break;
 		}
@@ -253,14 +287,14 @@ static int __srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
 		/* The responder's page: the requester waits, as for a NAK. */
 		if (srnic_qp_fault(qp, &eng->remote.fault)) {
 			srnic_sg_release(&eng->local);
-			srnic_qp_put(dst);
+			srnic_msg_put(dst, &m);
 			return -EINPROGRESS;
 		}
 		/* It cannot be mapped: a receive fails, an RDMA access too. */
 		if (ctrl->opcode == IB_UVERBS_WR_SEND ||
 		    ctrl->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
 		    ctrl->opcode == IB_UVERBS_WR_SEND_WITH_INV) {
-			srnic_recv_fail_held(dst, IB_WC_LOC_PROT_ERR);
+			srnic_recv_fail_held(dst, &m, IB_WC_LOC_PROT_ERR);
 			r = SRNIC_RESP_NAK_OP;
 		} else {
 			r = SRNIC_RESP_NAK_ACCESS;
@@ -278,7 +312,21 @@ static int __srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
 			srnic_rnr_usec[dst->attr.min_rnr_timer & 31]);
 		qp->rnr_wait = true;
 		srnic_sg_release(&eng->local);
-		srnic_qp_put(dst);
+		srnic_msg_put(dst, &m);
+		return -EAGAIN;
+	}
+	/*
+	 * No answer (the destination does not receive, e.g. not yet in RTR):
+	 * the request is sent again after the transport timer, 4.096 us <<
+	 * timeout (0: never), retry_cnt times.
+	 */
+	if (r == SRNIC_RESP_DROP && qp->retry_left && qp->attr.timeout) {
+		qp->retry_left--;
+		qp->rnr_until = jiffies + usecs_to_jiffies(
+			(4096ULL << qp->attr.timeout) / NSEC_PER_USEC);
+		qp->rnr_wait = true;
+		srnic_sg_release(&eng->local);
+		srnic_msg_put(dst, &m);
 		return -EAGAIN;
 	}
 	status = srnic_nak_status(r);
@@ -289,8 +337,7 @@ static int __srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
 release:
 	srnic_sg_release(&eng->local);
 complete:
-	if (dst)
-		srnic_qp_put(dst);
+	srnic_msg_put(dst, &m);
 	qp->in_progress = false;
 	qp->fault_err = 0;
 	/*

@@ -17,13 +17,32 @@ static bool srnic_qp_receives(int state)
 }
 
 /*
- * Takes the next receive WQE of @qp (from its SRQ or its RQ) into @rwqe.
+ * The SRQ a message to @qp takes its receive WQE from: the XRC SRQ it
+ * names, the QP's SRQ, or NULL for the QP's own receive queue.
+ */
+static struct srnic_srq *srnic_recv_srq(struct srnic_qp *qp,
+					const struct srnic_msg *m)
+{
+	if (m->xrc_srq)
+		return m->xrc_srq;
+	return qp->ibqp.srq ? to_ssrq(qp->ibqp.srq) : NULL;
+}
+
+/* The PD a message to @qp is checked against (XRC: its SRQ's). */
+static struct srnic_pd *srnic_recv_pd(struct srnic_qp *qp,
+				      const struct srnic_msg *m)
+{
+	return to_spd(m->xrc_srq ? m->xrc_srq->ibsrq.pd : qp->ibqp.pd);
+}
+
+/*
+ * Takes the next receive WQE of @qp (from @srq or its RQ) into @rwqe.
  * Returns 1 with a WQE, 0 if none is posted, -EPROTO if the owner's
  * producer counter is impossible (the QP is then put in error).
  */
-static int srnic_recv_take(struct srnic_qp *qp, void *rwqe, u32 *max_sge)
+static int srnic_recv_take(struct srnic_qp *qp, struct srnic_srq *srq,
+			   void *rwqe, u32 *max_sge)
 {
-	struct srnic_srq *srq = qp->ibqp.srq ? to_ssrq(qp->ibqp.srq) : NULL;
 	u32 prod, n, avail, limit = 0;
 	const void *slot;
 	int ret = 1;
@@ -31,7 +50,7 @@ static int srnic_recv_take(struct srnic_qp *qp, void *rwqe, u32 *max_sge)
 	/* A WQE taken earlier for a message that faulted comes first. */
 	if (qp->held_rwqe) {
 		spin_lock(&qp->rq_lock);
-		if (qp->rwqe_held) {
+		if (qp->rwqe_held && (!srq || qp->held_srqn == srq->srqn)) {
 			qp->rwqe_held = false;
 			memcpy(rwqe, qp->held_rwqe, SRNIC_RECV_WQE_MAX);
 			*max_sge = qp->held_max_sge;
@@ -100,24 +119,25 @@ static int srnic_recv_take(struct srnic_qp *qp, void *rwqe, u32 *max_sge)
 }
 
 /* Gives @rwqe back to @qp: the next message takes it (ODP fault). */
-static void srnic_recv_hold(struct srnic_qp *qp, const void *rwqe,
-			    u32 max_sge)
+static void srnic_recv_hold(struct srnic_qp *qp, struct srnic_srq *srq,
+			    const void *rwqe, u32 max_sge)
 {
 	spin_lock(&qp->rq_lock);
 	memcpy(qp->held_rwqe, rwqe, SRNIC_RECV_WQE_MAX);
 	qp->held_max_sge = max_sge;
+	qp->held_srqn = srq ? srq->srqn : 0;
 	qp->rwqe_held = true;
 	spin_unlock(&qp->rq_lock);
 }
 
 /* Whether a receive WQE is posted now (a hint: no lock, no copy). */
-bool srnic_recv_available(struct srnic_qp *qp)
+bool srnic_recv_available(struct srnic_qp *qp, const struct srnic_msg *m)
 {
+	struct srnic_srq *srq = srnic_recv_srq(qp, m);
+
 	if (READ_ONCE(qp->rwqe_held))
 		return true;
-	if (qp->ibqp.srq) {
-		struct srnic_srq *srq = to_ssrq(qp->ibqp.srq);
-
+	if (srq) {
 		return READ_ONCE(((struct srnic_srq_db *)srq->db.kva)->producer) !=
 		       READ_ONCE(srq->cons);
 	}
@@ -127,8 +147,8 @@ bool srnic_recv_available(struct srnic_qp *qp)
 }
 
 /* A receive completion with an error: the destination QP goes to error. */
-static void srnic_recv_fail(struct srnic_qp *dst, u64 wr_id,
-			    enum ib_wc_status status)
+static void srnic_recv_fail(struct srnic_qp *dst, struct srnic_srq *srq,
+			    u64 wr_id, enum ib_wc_status status)
 {
 	struct srnic_cqe cqe = {
 		.wr_id = wr_id, .status = status, .opcode = IB_WC_RECV,
@@ -136,11 +156,12 @@ static void srnic_recv_fail(struct srnic_qp *dst, u64 wr_id,
 	};
 
 	srnic_qp_set_error(dst);
-	srnic_qp_recv_cqe(dst, &cqe, false);
+	srnic_qp_recv_cqe(dst, srq, &cqe, false);
 }
 
 /* The held receive WQE's buffer cannot be faulted in: it fails. */
-void srnic_recv_fail_held(struct srnic_qp *qp, enum ib_wc_status status)
+void srnic_recv_fail_held(struct srnic_qp *qp, const struct srnic_msg *m,
+			  enum ib_wc_status status)
 {
 	struct srnic_recv_wqe_hdr *hdr = qp->held_rwqe;
 	bool held;
@@ -155,7 +176,7 @@ void srnic_recv_fail_held(struct srnic_qp *qp, enum ib_wc_status status)
 	qp->rwqe_held = false;
 	spin_unlock(&qp->rq_lock);
 	if (held)
-		srnic_recv_fail(qp, wr_id, status);
+		srnic_recv_fail(qp, srnic_recv_srq(qp, m), wr_id, status);
 }
 
 /* The 40 bytes a UD receive starts with: an IPv6 header, or IPv4 in the last 20. */
@@ -194,6 +215,7 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 				struct srnic_msg *m, bool place_data)
 {
 	struct srnic_dev *ddev = to_sdev(dst->ibqp.device);
+	struct srnic_srq *srq = srnic_recv_srq(dst, m);
 	struct srnic_recv_wqe_hdr *hdr = eng->rwqe;
 	bool ud = dst->ibqp.qp_type == IB_QPT_UD;
 	u32 grh = ud ? 40 : 0, max_sge, n;
@@ -202,7 +224,7 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 
 	if (!srnic_qp_receives(READ_ONCE(dst->state)))
 		return SRNIC_RESP_DROP;
-	ret = srnic_recv_take(dst, eng->rwqe, &max_sge);
+	ret = srnic_recv_take(dst, srq, eng->rwqe, &max_sge);
 	if (ret < 0)
 		return SRNIC_RESP_NAK_OP;
 	if (!ret)
@@ -211,24 +233,24 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	cqe.wr_id = hdr->wr_id;
 	n = hdr->num_sge;
 	if (n > max_sge) {
-		srnic_recv_fail(dst, cqe.wr_id, IB_WC_LOC_QP_OP_ERR);
+		srnic_recv_fail(dst, srq, cqe.wr_id, IB_WC_LOC_QP_OP_ERR);
 		return SRNIC_RESP_NAK_OP;
 	}
 	if (place_data) {
-		err = srnic_sg_resolve(ddev, to_spd(dst->ibqp.pd),
+		err = srnic_sg_resolve(ddev, srnic_recv_pd(dst, m),
 				       (struct srnic_wqe_data *)(hdr + 1), n,
 				       IB_ACCESS_LOCAL_WRITE, &eng->remote);
 		if (err == -EAGAIN && dst->held_rwqe) {
-			srnic_recv_hold(dst, eng->rwqe, max_sge);
+			srnic_recv_hold(dst, srq, eng->rwqe, max_sge);
 			return SRNIC_RESP_FAULT;
 		}
 		if (err) {
-			srnic_recv_fail(dst, cqe.wr_id, IB_WC_LOC_PROT_ERR);
+			srnic_recv_fail(dst, srq, cqe.wr_id, IB_WC_LOC_PROT_ERR);
 			return SRNIC_RESP_NAK_OP;
 		}
 		if (eng->remote.total < grh + m->len) {
 			srnic_sg_release(&eng->remote);
-			srnic_recv_fail(dst, cqe.wr_id, IB_WC_LOC_LEN_ERR);
+			srnic_recv_fail(dst, srq, cqe.wr_id, IB_WC_LOC_LEN_ERR);
 			return SRNIC_RESP_NAK_INV;
 		}
 		if (ud) {
@@ -242,7 +264,7 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	}
 	/* After the data, as the IB spec orders it; a bad rkey fails both. */
 	if (m->has_inv && srnic_mw_invalidate(dst, m->imm, true)) {
-		srnic_recv_fail(dst, cqe.wr_id, IB_WC_REM_INV_REQ_ERR);
+		srnic_recv_fail(dst, srq, cqe.wr_id, IB_WC_REM_INV_REQ_ERR);
 		return SRNIC_RESP_NAK_INV;
 	}
 
@@ -262,7 +284,7 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 		cqe.wc_flags |= SRNIC_CQE_GRH;
 		cqe.src_qp = m->src_qpn;
 	}
-	srnic_qp_recv_cqe(dst, &cqe, m->solicited);
+	srnic_qp_recv_cqe(dst, srq, &cqe, m->solicited);
 	return SRNIC_RESP_OK;
 }
 
@@ -279,7 +301,7 @@ static enum srnic_resp srnic_resp_target(struct srnic_qp *dst,
 		return SRNIC_RESP_NAK_ACCESS;
 	if (m->len && srnic_mkey_is_mw(m->rkey) ?
 		    srnic_mw_range(dst, m->rkey, m->raddr, m->len, access, sg) :
-		    srnic_sg_range(ddev, to_spd(dst->ibqp.pd), m->rkey,
+		    srnic_sg_range(ddev, srnic_recv_pd(dst, m), m->rkey,
 				   m->raddr, m->len, access, sg))
 		return SRNIC_RESP_NAK_ACCESS;
 	if (srnic_sg_odp_check(sg, access != IB_ACCESS_REMOTE_READ))

@@ -1,6 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-/* Shared receive queues: a receive ring and doorbell record in user memory. */
+/*
+ * Shared receive queues: a receive ring and doorbell record in user memory.
+ * XRC SRQs also have a CQ and an XRC domain, and are named by number in
+ * the messages that XRC target QPs receive.
+ */
 #include "srnic_loc.h"
+
+/* The XRC SRQ @srqn of @sdev, referenced, or NULL. */
+struct srnic_srq *srnic_xrc_srq_get(struct srnic_dev *sdev, u32 srqn)
+{
+	struct srnic_srq *srq;
+
+	xa_lock(&sdev->srqs);
+	srq = xa_load(&sdev->srqs, srqn);
+	if (srq && (srq->ibsrq.srq_type != IB_SRQT_XRC ||
+		    !refcount_inc_not_zero(&srq->ref)))
+		srq = NULL;
+	xa_unlock(&sdev->srqs);
+	return srq;
+}
+
+void srnic_srq_put(struct srnic_srq *srq)
+{
+	if (refcount_dec_and_test(&srq->ref))
+		complete(&srq->drained);
+}
 
 int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		     struct ib_udata *udata)
@@ -15,7 +39,7 @@ int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	if (!udata || !udata->inlen)
 		return -EOPNOTSUPP;
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
 		return -EOPNOTSUPP;
 	if (!a->max_wr || a->max_wr > SRNIC_MAX_SRQ_WR || !a->max_sge ||
 	    a->max_sge > SRNIC_MAX_SGE)
@@ -37,6 +61,8 @@ int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	mutex_init(&srq->lock);
 	spin_lock_init(&srq->rq_lock);
+	refcount_set(&srq->ref, 1);
+	init_completion(&srq->drained);
 	srq->cons = 0;
 	srq->wq.log_entries = req.log_entries;
 	srq->wq.log_stride = req.log_stride;
@@ -58,6 +84,9 @@ int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		err = err == -EBUSY ? -ENOMEM : err;
 		goto err_db;
 	}
+	/* The core answers it as the XRC SRQ number. */
+	if (init->srq_type == IB_SRQT_XRC)
+		ibsrq->ext.xrc.srq_num = srq->srqn;
 	/* srq_limit is not armed at creation (IB spec, 11.2.3.1). */
 	a->max_wr = 1U << req.log_entries;
 	a->max_sge = srq->max_sge;
@@ -120,8 +149,25 @@ int srnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct srnic_srq *srq = to_ssrq(ibsrq);
 
 	xa_erase(&sdev->srqs, srq->srqn);
+	/* An engine delivering to it by number finishes first. */
+	srnic_srq_put(srq);
+	wait_for_completion(&srq->drained);
 	srnic_umem_release(sdev, &srq->db);
 	srnic_umem_release(sdev, &srq->wq.ring);
 	mutex_destroy(&srq->lock);
+	return 0;
+}
+
+int srnic_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	/* Nothing but the core's object: SRQs and QPs point at it. */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+int srnic_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
 	return 0;
 }

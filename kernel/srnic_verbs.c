@@ -30,6 +30,7 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 	attr->max_cqe = SRNIC_MAX_CQE;
 	attr->max_mr = SRNIC_MAX_MR;
 	attr->max_mw = SRNIC_MAX_MW;
+	attr->max_dm_size = SRNIC_MAX_DM_SIZE;
 	attr->max_pd = SRNIC_MAX_PD;
 	attr->max_pkeys = 1;
 	attr->max_qp_rd_atom = SRNIC_MAX_QP_RD_ATOM;
@@ -46,13 +47,11 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 	 */
 	attr->device_cap_flags = IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_XRC;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
-	/*
-	 * ODP: explicit and implicit MRs, for every operation of every
-	 * transport (XRC is not offered at all).
-	 */
+	/* ODP: explicit and implicit MRs, every operation of every transport. */
 	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
 	attr->odp_caps.per_transport_caps.rc_odp_caps =
 		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
@@ -64,6 +63,8 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 	attr->odp_caps.per_transport_caps.ud_odp_caps =
 		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
 		IB_ODP_SUPPORT_SRQ_RECV;
+	attr->odp_caps.per_transport_caps.xrc_odp_caps =
+		attr->odp_caps.per_transport_caps.rc_odp_caps;
 }
 
 static int srnic_query_device(struct ib_device *ibdev,
@@ -373,7 +374,12 @@ const struct ib_device_ops srnic_dev_ops = {
 	.rereg_user_mr = srnic_rereg_user_mr,
 	.dereg_mr = srnic_dereg_mr,
 	.alloc_mw = srnic_alloc_mw,
+	.alloc_xrcd = srnic_alloc_xrcd,
+	.dealloc_xrcd = srnic_dealloc_xrcd,
 	.advise_mr = srnic_advise_mr,
+	.alloc_dm = srnic_alloc_dm,
+	.dealloc_dm = srnic_dealloc_dm,
+	.reg_dm_mr = srnic_reg_dm_mr,
 	.dealloc_mw = srnic_dealloc_mw,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, srnic_cq, ibcq),
@@ -382,5 +388,6 @@ const struct ib_device_ops srnic_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_srq, srnic_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ah, srnic_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_mw, srnic_mw, ibmw),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, srnic_xrcd, ibxrcd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, srnic_ucontext, ibuc),
 };

@@ -32,7 +32,7 @@ VERBS_DRV_CMD(srnic_resize_cq_cmd, ibv_resize_cq, ib_uverbs_resize_cq_resp,
 	      srnic_resize_cq_req, srnic_resize_cq_resp);
 VERBS_DRV_CMD(srnic_create_qp_cmd, ibv_create_qp, ib_uverbs_create_qp_resp,
 	      srnic_create_qp_req, srnic_create_qp_resp);
-VERBS_DRV_CMD(srnic_create_srq_cmd, ibv_create_srq, ib_uverbs_create_srq_resp,
+VERBS_DRV_CMD(srnic_create_xsrq_cmd, ibv_create_xsrq, ib_uverbs_create_srq_resp,
 	      srnic_create_srq_req, srnic_create_srq_resp);
 
 /* create_ah has no driver request, only a driver response. */
@@ -145,6 +145,14 @@ int srnic_dealloc_mw(struct ibv_mw *mw);
 int srnic_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 
+/* srnic_dm.c */
+struct ibv_dm *srnic_alloc_dm(struct ibv_context *ctx,
+			      struct ibv_alloc_dm_attr *attr);
+int srnic_free_dm(struct ibv_dm *ibdm);
+struct ibv_mr *srnic_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
+			       uint64_t dm_offset, size_t length,
+			       unsigned int access);
+
 /* srnic_post.c */
 int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
@@ -154,6 +162,24 @@ int srnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
 int srnic_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 		  struct ibv_mw_bind *mw_bind);
+
+/* srnic_queues.c: queue memory, shared with srnic_srq.c */
+void *srnic_dbrec_alloc(struct srnic_context *ctx);
+void srnic_dbrec_free(struct srnic_context *ctx, void *rec);
+void *srnic_ring_alloc(uint32_t log, size_t *len);
+uint32_t srnic_log2_ceil(uint32_t v);
+
+/* srnic_srq.c */
+struct ibv_srq *srnic_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr);
+struct ibv_srq *srnic_create_srq_ex(struct ibv_context *ibctx,
+				    struct ibv_srq_init_attr_ex *attr);
+int srnic_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
+struct ibv_xrcd *srnic_open_xrcd(struct ibv_context *ctx,
+				 struct ibv_xrcd_init_attr *attr);
+int srnic_close_xrcd(struct ibv_xrcd *ibxrcd);
+struct ibv_qp *srnic_open_qp(struct ibv_context *ctx,
+			     struct ibv_qp_open_attr *attr);
 
 /* srnic_queues.c */
 int srnic_queues_init(struct srnic_context *ctx, uint64_t uar0_offset,

@@ -29,7 +29,7 @@ static bool srnic_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
-		return type == IBV_QPT_RC;
+		return type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
 	case IBV_WR_BIND_MW:
 	case IBV_WR_LOCAL_INV:
 		return type == IBV_QPT_RC || type == IBV_QPT_UC;
@@ -99,6 +99,8 @@ static int srnic_build_send(struct srnic_qp *qp, const struct ibv_send_wr *wr,
 		ctrl->flags |= SRNIC_WQE_FENCE;
 	/* The same bits as imm_data for SEND_WITH_INV and LOCAL_INV. */
 	ctrl->imm_data = wr->imm_data;
+	if (type == IBV_QPT_XRC_SEND)
+		ctrl->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 
 	if (wr->opcode == IBV_WR_BIND_MW)
 		return srnic_build_bind(wr, type1_bind, ctrl);
@@ -164,7 +166,7 @@ static int srnic_post_sends(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	pthread_spin_lock(&qp->sq_lock);
 	/* The send queue works from RTS on (and in error, to be flushed). */
-	if (ibqp->state < IBV_QPS_RTS) {
+	if (ibqp->state < IBV_QPS_RTS || !qp->sq.ring) {
 		err = EINVAL;
 		*bad_wr = wr;
 		goto out;

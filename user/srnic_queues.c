@@ -43,7 +43,7 @@ void srnic_queues_cleanup(struct srnic_context *ctx)
 }
 
 /* A zeroed 64-byte doorbell record that does not cross a page. */
-static void *srnic_dbrec_alloc(struct srnic_context *ctx)
+void *srnic_dbrec_alloc(struct srnic_context *ctx)
 {
 	struct srnic_dbrec_page *p;
 	void *rec = NULL;
@@ -72,7 +72,7 @@ out:
 	return rec;
 }
 
-static void srnic_dbrec_free(struct srnic_context *ctx, void *rec)
+void srnic_dbrec_free(struct srnic_context *ctx, void *rec)
 {
 	struct srnic_dbrec_page *p;
 
@@ -121,7 +121,7 @@ out:
 }
 
 /* A zeroed, page-aligned ring of 1 << log bytes. */
-static void *srnic_ring_alloc(uint32_t log, size_t *len)
+void *srnic_ring_alloc(uint32_t log, size_t *len)
 {
 	void *ring;
 
@@ -134,7 +134,7 @@ static void *srnic_ring_alloc(uint32_t log, size_t *len)
 	return ring;
 }
 
-static uint32_t srnic_log2_ceil(uint32_t v)
+uint32_t srnic_log2_ceil(uint32_t v)
 {
 	return v <= 1 ? 0 : 32 - __builtin_clz(v - 1);
 }
@@ -371,6 +371,45 @@ static void srnic_qp_free(struct srnic_context *ctx, struct srnic_qp *qp)
 	free(qp);
 }
 
+/*
+ * An XRC target QP: the kernel's own object, no queues here (its messages
+ * go to XRC SRQs), so no driver data either.
+ */
+static struct ibv_qp *srnic_create_xrc_recv(struct ibv_context *ibctx,
+					    struct ibv_qp_init_attr_ex *attr)
+{
+	struct srnic_create_qp_cmd cmd = {};
+	struct srnic_create_qp_cmd_resp resp = {};
+	struct srnic_qp *qp;
+	int err;
+
+	if (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_XRCD |
+					  IBV_QP_INIT_ATTR_CREATE_FLAGS) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr->create_flags)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (!err && (pthread_spin_init(&qp->sq_lock, 0) ||
+		     pthread_spin_init(&qp->rq_lock, 0))) {
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
+		err = ENOMEM;
+	}
+	if (err) {
+		free(qp);
+		errno = err;
+		return NULL;
+	}
+	return &qp->vqp.qp;
+}
+
 static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
 					 struct ibv_qp_init_attr_ex *attr)
 {
@@ -385,7 +424,10 @@ static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
+	case IBV_QPT_XRC_SEND:
 		break;
+	case IBV_QPT_XRC_RECV:
+		return srnic_create_xrc_recv(ibctx, attr);
 	default:
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -528,8 +570,12 @@ static int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	err = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
 	if (err || !(mask & IBV_QP_STATE) || attr->qp_state != IBV_QPS_RESET)
 		return err;
-	srnic_cq_clean(to_scq(ibqp->recv_cq), ibqp->qp_num);
-	if (ibqp->send_cq != ibqp->recv_cq)
+	/* XRC target QPs have no queues (nor CQs) here. */
+	if (!qp->db)
+		return 0;
+	if (ibqp->recv_cq)
+		srnic_cq_clean(to_scq(ibqp->recv_cq), ibqp->qp_num);
+	if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
 		srnic_cq_clean(to_scq(ibqp->send_cq), ibqp->qp_num);
 	/* Empty queues, as the kernel's consumers now are. */
 	pthread_spin_lock(&qp->sq_lock);
@@ -570,63 +616,6 @@ static int srnic_destroy_qp(struct ibv_qp *ibqp)
 static inline struct srnic_srq *to_ssrq(struct ibv_srq *ibsrq)
 {
 	return (struct srnic_srq *)ibsrq;
-}
-
-static struct ibv_srq *srnic_create_srq(struct ibv_pd *pd,
-					struct ibv_srq_init_attr *attr)
-{
-	struct srnic_context *ctx = to_sctx(pd->context);
-	struct srnic_create_srq_cmd cmd = {};
-	struct srnic_create_srq_cmd_resp resp = {};
-	struct srnic_srq *srq;
-	uint32_t need;
-	int err;
-
-	if (!attr->attr.max_wr || attr->attr.max_wr > (1u << 15) ||
-	    !attr->attr.max_sge || attr->attr.max_sge > 32) {
-		errno = EINVAL;
-		return NULL;
-	}
-	srq = calloc(1, sizeof(*srq));
-	if (!srq) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	need = sizeof(struct srnic_recv_wqe_hdr) +
-	       attr->attr.max_sge * sizeof(struct srnic_wqe_data);
-	srq->wq.log_stride = srnic_log2_ceil(need < SRNIC_RECV_WQE_MIN ?
-					     SRNIC_RECV_WQE_MIN : need);
-	srq->wq.log_entries = srnic_log2_ceil(attr->attr.max_wr);
-	srq->wq.ring = srnic_ring_alloc(srq->wq.log_entries + srq->wq.log_stride,
-					&srq->wq.ring_len);
-	srq->db = srnic_dbrec_alloc(ctx);
-	err = ENOMEM;
-	if (!srq->wq.ring || !srq->db)
-		goto err;
-	cmd.drv_payload.buf_addr = (uintptr_t)srq->wq.ring;
-	cmd.drv_payload.db_addr = (uintptr_t)srq->db;
-	cmd.drv_payload.log_entries = srq->wq.log_entries;
-	cmd.drv_payload.log_stride = srq->wq.log_stride;
-	err = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
-				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
-	if (err)
-		goto err;
-	srq->srqn = resp.drv_payload.srqn;
-	srq->max_sge = attr->attr.max_sge;
-	if (pthread_spin_init(&srq->lock, 0)) {
-		ibv_cmd_destroy_srq(&srq->vsrq.srq);
-		err = ENOMEM;
-		goto err;
-	}
-	return &srq->vsrq.srq;
-
-err:
-	if (srq->db)
-		srnic_dbrec_free(ctx, srq->db);
-	free(srq->wq.ring);
-	free(srq);
-	errno = err;
-	return NULL;
 }
 
 static int srnic_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
@@ -719,6 +708,11 @@ const struct verbs_context_ops srnic_queue_ops = {
 	.post_recv = srnic_post_recv,
 	.post_srq_recv = srnic_post_srq_recv,
 	.create_srq = srnic_create_srq,
+	.create_srq_ex = srnic_create_srq_ex,
+	.get_srq_num = srnic_get_srq_num,
+	.open_xrcd = srnic_open_xrcd,
+	.close_xrcd = srnic_close_xrcd,
+	.open_qp = srnic_open_qp,
 	.modify_srq = srnic_modify_srq,
 	.query_srq = srnic_query_srq,
 	.destroy_srq = srnic_destroy_srq,

@@ -94,6 +94,7 @@ TEST(AbiLayout, SendWqeSegments) {
 	EXPECT_EQ(offsetof(srnic_wqe_ctrl, num_sge), 10u);
 	EXPECT_EQ(offsetof(srnic_wqe_ctrl, imm_data), 12u);
 	EXPECT_EQ(offsetof(srnic_wqe_ctrl, inline_len), 16u);
+	EXPECT_EQ(offsetof(srnic_wqe_ctrl, xrc_srqn), 20u);
 	EXPECT_EQ(sizeof(srnic_wqe_raddr), 16u);
 	EXPECT_EQ(sizeof(srnic_wqe_atomic), 16u);
 	EXPECT_EQ(sizeof(srnic_av), 32u);

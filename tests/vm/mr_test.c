@@ -464,10 +464,9 @@ TEST_F(mr, bad_access_refused)
 	EXPECT_EQ(EINVAL, reg_errno(self->pd, buf, PAGE,
 				    IBV_ACCESS_LOCAL_WRITE | (1 << 12)));
 	EXPECT_EQ(EINVAL, reg_errno(self->pd, buf, PAGE, IBV_ACCESS_ZERO_BASED));
-	/* ODP is not offered. */
-	EXPECT_EQ(EOPNOTSUPP, reg_errno(self->pd, buf, PAGE,
-					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND));
-	/* Every valid combination is accepted. */
+	/* Every valid combination is accepted (ODP too: odp_test). */
+	EXPECT_EQ(0, reg_errno(self->pd, buf, PAGE,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND));
 	EXPECT_EQ(0, reg_errno(self->pd, buf, PAGE, 0));
 	EXPECT_EQ(0, reg_errno(self->pd, buf, PAGE, IBV_ACCESS_REMOTE_READ));
 	EXPECT_EQ(0, reg_errno(self->pd, buf, PAGE,
@@ -1128,8 +1127,10 @@ TEST_F(raw, reg_checks)
 				      IB_UVERBS_ACCESS_REMOTE_WRITE, NULL, 0, &r));
 	EXPECT_EQ(-EINVAL, raw_reg_mr(self->fd, pdh, a, PAGE, a,
 				      IB_UVERBS_ACCESS_ZERO_BASED, NULL, 0, &r));
-	EXPECT_EQ(-EOPNOTSUPP, raw_reg_mr(self->fd, pdh, a, PAGE, a,
-					  IB_UVERBS_ACCESS_ON_DEMAND, NULL, 0, &r));
+	/* ODP without local write: remote write is refused the same way. */
+	EXPECT_EQ(-EINVAL, raw_reg_mr(self->fd, pdh, a, PAGE, a,
+				      IB_UVERBS_ACCESS_ON_DEMAND |
+				      IB_UVERBS_ACCESS_REMOTE_WRITE, NULL, 0, &r));
 	/* No driver data is defined: non-zero data is refused, zeros pass. */
 	EXPECT_EQ(-EOPNOTSUPP, raw_reg_mr(self->fd, pdh, a, PAGE, a, lw, junk,
 					  sizeof(junk), &r));

@@ -6,6 +6,7 @@
  * counters in debugfs (srnic/<dev>/odp) show what the engine did.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
@@ -215,6 +216,58 @@ TEST_F(odp, munmap_and_remap)
 	ASSERT_EQ(IBV_WC_SUCCESS, op1(&self->a, IBV_WR_RDMA_READ, 32 * PAGE,
 				      PAGE, (uintptr_t)target, self->b.mr->rkey));
 	EXPECT_EQ(-1, verify(self->a.buf + 32 * PAGE, PAGE, 7));
+}
+
+/* Remapping a range again and again while the NIC writes into it. */
+struct remapper {
+	uint8_t *target;
+	size_t len;
+	atomic_int stop;
+	int remaps, failed;
+};
+
+static void *remapper_main(void *arg)
+{
+	struct remapper *r = arg;
+
+	while (!atomic_load(&r->stop) && r->remaps < 200) {
+		/* MAP_FIXED replaces the pages at once: never a hole. */
+		if (mmap(r->target, r->len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+		    r->target)
+			r->failed++;
+		r->remaps++;
+		sched_yield();
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(odp, remap_during_traffic, 240)
+{
+	struct remapper r = { .target = self->b.buf + 600 * PAGE,
+			      .len = 8 * PAGE };
+	struct odp_stats st;
+	pthread_t t;
+	int writes = 0;
+
+	fill(self->a.buf, 8 * PAGE, 15);
+	ASSERT_EQ(0, pthread_create(&t, NULL, remapper_main, &r));
+	/* Every write succeeds, whichever pages it finds. */
+	for (; writes < 300; writes++)
+		ASSERT_EQ(IBV_WC_SUCCESS,
+			  op1(&self->a, IBV_WR_RDMA_WRITE, 0, 8 * PAGE,
+			      (uintptr_t)r.target, self->b.mr->rkey))
+			TH_LOG("write %d, after %d remaps", writes, r.remaps);
+	atomic_store(&r.stop, 1);
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, r.failed);
+	odp_stats(&st);
+	EXPECT_LE(self->st0.invalidations + 1, st.invalidations);
+	/* The pages there now get the next write, and only those. */
+	fill(self->a.buf, 8 * PAGE, 16);
+	ASSERT_EQ(IBV_WC_SUCCESS, op1(&self->a, IBV_WR_RDMA_WRITE, 0, 8 * PAGE,
+				      (uintptr_t)r.target, self->b.mr->rkey));
+	EXPECT_EQ(-1, verify(r.target, 8 * PAGE, 16));
 }
 
 /* MADV_DONTNEED drops the pages: the NIC then reads zeros, not old data. */

@@ -14,6 +14,8 @@ run_ksft removal_test
 run_ksft mr_test
 run_ksft mw_test
 run_ksft odp_test
+run_ksft dm_test
+run_ksft xrc_test
 run_ksft queue_test
 run_ksft engine_test
 run_ksft traffic_test

@@ -131,6 +131,10 @@ run_tools() {
 		# shellcheck disable=SC2086
 		run_check "ibv_rc_pingpong -c $mode" _tools_pingpong ibv_rc_pingpong -n 100 -c $mode
 	done
+	# Device memory as the message buffer.
+	run_check "ibv_rc_pingpong -j" _tools_pingpong ibv_rc_pingpong -n 100 -j
+	# XRC: one server's SRQs, its client's XRC send QP.
+	run_check "ibv_xsrq_pingpong" _tools_pingpong ibv_xsrq_pingpong -n 20
 	for prog in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw; do
 		run_check "$prog" _tools_perftest "$prog" -n 200
 	done

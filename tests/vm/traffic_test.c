@@ -1116,6 +1116,55 @@ TEST_F(rc, send_with_inv_and_local_inv)
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
 }
 
+/* Whether debugfs "engine" shows QP @qpn holding a WQE for a retry. */
+static int qp_retry_waiting(const char *qpn)
+{
+	char *s = slurp(dbg_path("engine")), *q, key[32];
+	int waiting = 0;
+
+	snprintf(key, sizeof(key), "\nqp %s ", qpn);
+	q = s ? strstr(s, key) : NULL;
+	if (q && (q = strstr(q, " rnr ")))
+		waiting = atoi(q + 5);
+	free(s);
+	return waiting;
+}
+
+/*
+ * A request to a destination that does not receive yet (INIT, not RTR) is
+ * sent again after the transport timer, as an unanswered request on a wire
+ * is: once the destination is ready it succeeds.
+ */
+TEST_F(dev, send_retried_until_peer_ready)
+{
+	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
+	struct ep a, b;
+	struct ibv_wc wc;
+	char qpn[16];
+
+	o.timeout = 18;		/* about a second per retry, 7 retries */
+	ASSERT_EQ(0, ep_create(&self->e, &o, &a));
+	ASSERT_EQ(0, ep_create(&self->e, &o, &b));
+	ASSERT_EQ(0, ep_to_init(&b));
+	ASSERT_EQ(0, ep_connect(&a, b.qp->qp_num));
+	ASSERT_EQ(0, post_recv(&b, 1, 0, 64));
+	fill(a.buf, 32, 40);
+	ASSERT_EQ(0, post_send1(&a, IBV_WR_SEND, 2, 0, 32, IBV_SEND_SIGNALED,
+				NULL, 0, 0));
+	/* The first attempt found no receiver: the WQE waits to be resent. */
+	snprintf(qpn, sizeof(qpn), "%u", a.qp->qp_num);
+	ASSERT_TRUE(wait_until(qp_retry_waiting, qpn, 1, WC_MS))
+		TH_LOG("the send was not held for a retry");
+	ASSERT_EQ(0, ep_connect(&b, a.qp->qp_num));
+	WAIT_WC(a.cq, wc);
+	ASSERT_WC(wc, IBV_WC_SUCCESS, IBV_WC_SEND);
+	WAIT_WC(b.cq, wc);
+	ASSERT_WC(wc, IBV_WC_SUCCESS, IBV_WC_RECV);
+	EXPECT_EQ(-1, verify(b.buf, 32, 40));
+	ep_destroy(&a);
+	ep_destroy(&b);
+}
+
 /* RNR retries exhausted: no receive posted, rnr_retry = 0. */
 TEST_F(dev, rnr_retry_exceeded)
 {

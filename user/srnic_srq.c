@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * libsrnic: shared receive queues (basic and XRC), XRC domains, and opening
+ * an XRC target QP of a domain.  XRC target QPs have no queues in this
+ * process: they receive into the XRC SRQs the initiator's messages name.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "srnic.h"
+
+struct ibv_xrcd *srnic_open_xrcd(struct ibv_context *ctx,
+				 struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp;
+	struct verbs_xrcd *xrcd;
+	struct ibv_open_xrcd cmd;
+	int err;
+
+	xrcd = calloc(1, sizeof(*xrcd));
+	if (!xrcd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_open_xrcd(ctx, xrcd, sizeof(*xrcd), attr, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(xrcd);
+		errno = err;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+int srnic_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct verbs_xrcd *xrcd = (struct verbs_xrcd *)ibxrcd;
+	int err = ibv_cmd_close_xrcd(xrcd);
+
+	if (err)
+		return errno = err;
+	free(xrcd);
+	return 0;
+}
+
+struct ibv_srq *srnic_create_srq_ex(struct ibv_context *ibctx,
+				    struct ibv_srq_init_attr_ex *attr)
+{
+	struct srnic_context *ctx = to_sctx(ibctx);
+	struct srnic_create_xsrq_cmd cmd = {};
+	struct srnic_create_xsrq_cmd_resp resp = {};
+	struct srnic_srq *srq;
+	uint32_t need;
+	int err;
+
+	if (attr->comp_mask & ~(uint32_t)(IBV_SRQ_INIT_ATTR_TYPE |
+					  IBV_SRQ_INIT_ATTR_PD |
+					  IBV_SRQ_INIT_ATTR_XRCD |
+					  IBV_SRQ_INIT_ATTR_CQ)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+	    attr->srq_type != IBV_SRQT_BASIC && attr->srq_type != IBV_SRQT_XRC) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr->attr.max_wr || attr->attr.max_wr > (1u << 15) ||
+	    !attr->attr.max_sge || attr->attr.max_sge > 32) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	need = sizeof(struct srnic_recv_wqe_hdr) +
+	       attr->attr.max_sge * sizeof(struct srnic_wqe_data);
+	srq->wq.log_stride = srnic_log2_ceil(need < SRNIC_RECV_WQE_MIN ?
+					     SRNIC_RECV_WQE_MIN : need);
+	srq->wq.log_entries = srnic_log2_ceil(attr->attr.max_wr);
+	srq->wq.ring = srnic_ring_alloc(srq->wq.log_entries + srq->wq.log_stride,
+					&srq->wq.ring_len);
+	srq->db = srnic_dbrec_alloc(ctx);
+	err = ENOMEM;
+	if (!srq->wq.ring || !srq->db)
+		goto err;
+	cmd.drv_payload.buf_addr = (uintptr_t)srq->wq.ring;
+	cmd.drv_payload.db_addr = (uintptr_t)srq->db;
+	cmd.drv_payload.log_entries = srq->wq.log_entries;
+	cmd.drv_payload.log_stride = srq->wq.log_stride;
+	err = ibv_cmd_create_srq_ex(ibctx, &srq->vsrq, attr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (err)
+		goto err;
+	srq->srqn = resp.drv_payload.srqn;
+	srq->max_sge = attr->attr.max_sge;
+	if (pthread_spin_init(&srq->lock, 0)) {
+		ibv_cmd_destroy_srq(&srq->vsrq.srq);
+		err = ENOMEM;
+		goto err;
+	}
+	return &srq->vsrq.srq;
+
+err:
+	if (srq->db)
+		srnic_dbrec_free(ctx, srq->db);
+	free(srq->wq.ring);
+	free(srq);
+	errno = err;
+	return NULL;
+}
+
+struct ibv_srq *srnic_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr_ex ex = {
+		.srq_context = attr->srq_context,
+		.attr = attr->attr,
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD,
+		.srq_type = IBV_SRQT_BASIC,
+		.pd = pd,
+	};
+	struct ibv_srq *srq = srnic_create_srq_ex(pd->context, &ex);
+
+	if (srq)
+		attr->attr = ex.attr;
+	return srq;
+}
+
+int srnic_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	struct srnic_srq *srq = (struct srnic_srq *)ibsrq;
+
+	if (srq->vsrq.srq_type != IBV_SRQT_XRC)
+		return EOPNOTSUPP;
+	*srq_num = srq->vsrq.srq_num;
+	return 0;
+}
+
+/* Another process's XRC target QP of a shared domain, or this one's. */
+struct ibv_qp *srnic_open_qp(struct ibv_context *ctx,
+			     struct ibv_qp_open_attr *attr)
+{
+	struct ib_uverbs_create_qp_resp resp;
+	struct ibv_open_qp cmd;
+	struct srnic_qp *qp;
+	int err;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_open_qp(ctx, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
+			      sizeof(cmd), &resp, sizeof(resp));
+	if (err || pthread_spin_init(&qp->sq_lock, 0) ||
+	    pthread_spin_init(&qp->rq_lock, 0)) {
+		if (!err)
+			ibv_cmd_destroy_qp(&qp->vqp.qp);
+		free(qp);
+		errno = err ? err : ENOMEM;
+		return NULL;
+	}
+	return &qp->vqp.qp;
+}
