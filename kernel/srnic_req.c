@@ -78,9 +78,9 @@ static int srnic_ud_target(struct srnic_dev *sdev, struct srnic_qp *qp,
  * Executes the WQE at qp->sq_cons.  Returns 0 when it is finished (whatever
  * its status), -EAGAIN when an RNR NAK holds it (retry at qp->rnr_until).
  */
-static int srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
+static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
+			  struct srnic_qp *qp)
 {
-	struct srnic_engine *eng = &sdev->engine;
 	enum ib_qp_type type = qp->ibqp.qp_type;
 	u32 stride = 1U << qp->sq.log_stride;
 	u32 hdr = type == IB_QPT_UD ? SRNIC_SEND_HDR_UD : SRNIC_SEND_HDR_RC;
@@ -257,19 +257,22 @@ complete:
 }
 
 /*
- * Runs up to @budget send WQEs of @qp (owner engine only).  Returns the work
- * done; @timer gets the earliest time a held WQE may be retried.
+ * Runs up to @budget send WQEs of @qp with @eng: the engine thread's, or a
+ * doorbell system call's.  qp->lock makes them take turns, so the QP's
+ * WQEs execute one at a time and in order whoever runs them.  Returns the
+ * work done, or -EBUSY if the QP is locked (by the other executor, or by a
+ * modify_qp); @timer gets the earliest time a held WQE may be retried.
  */
-int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,
-		     unsigned long *timer)
+int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
+		     struct srnic_qp *qp, int budget, unsigned long *timer)
 {
 	u32 prod, n = 1U << qp->sq.log_entries;
 	int done = 0, state;
 
-	/* A modify_qp in progress: look again on the next scan. */
+	/* Never wait: the lock holder runs the QP, or the next scan will. */
 	if (!mutex_trylock(&qp->lock)) {
-		sdev->engine.busy++;
-		return 0;
+		eng->busy++;
+		return -EBUSY;
 	}
 	qp->visits++;
 	state = READ_ONCE(qp->state);
@@ -299,7 +302,7 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,
 		}
 		/* The WQE is read after the doorbell that announced it. */
 		smp_rmb();
-		if (srnic_send_one(sdev, qp) == -EAGAIN) {
+		if (srnic_send_one(sdev, eng, qp) == -EAGAIN) {
 			if (!*timer || time_before(qp->rnr_until, *timer))
 				*timer = qp->rnr_until;
 			break;
