@@ -124,6 +124,10 @@ struct srnic_sched {
 	struct srnic_engine *pool;	/* for doorbell system calls */
 	unsigned int pool_size;
 	unsigned long *pool_used;	/* bitmap, bit locks */
+	u64 *idle_us;			/* per CPU, at idle_at: srnic_engine.c */
+	u64 idle_at;
+	unsigned long idle_jiffy;
+	bool idle_free;
 	u64 wakeups, sleeps, yields, scans;	/* counters of the thread */
 	atomic64_t doorbells, pool_empty;	/* counters of the system calls */
 };

@@ -35,6 +35,7 @@
 #include <linux/kthread.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/stat.h>
+#include <linux/tick.h>
 
 #include "srnic_loc.h"
 
@@ -57,7 +58,10 @@ void srnic_engine_kick(struct srnic_dev *sdev)
 	spin_unlock_irqrestore(&s->wait.lock, flags);
 }
 
-/* Scans every active QP once; returns the work done, earliest timer in @timer. */
+/*
+ * Scans every active QP once; returns the work done (a QP found locked
+ * counts), earliest timer in @timer.
+ */
 static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer)
 {
 	struct srnic_sched *s = &sdev->sched;
@@ -78,8 +82,11 @@ static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer)
 			break;
 		done = srnic_qp_process(sdev, &s->thread, qp,
 					SRNIC_ENGINE_BUDGET, timer);
-		if (done > 0)
-			work += done;
+		/*
+		 * A QP locked by a doorbell call is busy, not idle: the
+		 * engine must not take that for a pause and go to sleep.
+		 */
+		work += done < 0 ? 1 : done;
 		srnic_qp_put(qp);
 		idx++;
 	}
@@ -159,13 +166,46 @@ void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp)
 }
 
 /*
- * Whether others wait for this CPU.  Then polling for work would only
- * delay them, and with them the work they post or the completions they
- * wait for: better sleep and let the doorbell calls run the work.
+ * Whether one of the CPUs the engine may run on was idle for most of the
+ * last tick or more.  Sampled at most once a jiffy (idle times mean
+ * nothing over less); the verdict is kept in between.
  */
-static bool srnic_engine_contended(void)
+static bool srnic_engine_cpu_free(struct srnic_sched *s)
 {
-	return !single_task_running();
+	u64 now = ktime_get_ns(), elapsed = now - s->idle_at;
+	bool free = false;
+	int cpu;
+
+	if (jiffies == s->idle_jiffy)
+		return s->idle_free;
+	for_each_cpu_and(cpu, current->cpus_ptr, cpu_online_mask) {
+		u64 idle = get_cpu_idle_time_us(cpu, NULL);
+
+		if (idle == (u64)-1)
+			break;		/* no NOHZ accounting: say busy */
+		/* Not monotonic: an iowait period counts once it ends. */
+		if (idle > s->idle_us[cpu] &&
+		    (idle - s->idle_us[cpu]) * NSEC_PER_USEC * 2 > elapsed)
+			free = true;
+		s->idle_us[cpu] = idle;
+	}
+	s->idle_at = now;
+	s->idle_jiffy = jiffies;
+	s->idle_free = free;
+	return free;
+}
+
+/*
+ * Whether others wait for this CPU and no other CPU is free.  Then polling
+ * for work would only delay them, and with them the work they post or the
+ * completions they wait for: better sleep and let the doorbell calls run
+ * the work.  With a CPU free the engine keeps polling, runnable, and the
+ * scheduler's load balancing moves it there (a wake-up may put it on a
+ * busy CPU when the free one is in another cache domain).
+ */
+static bool srnic_engine_contended(struct srnic_sched *s)
+{
+	return !single_task_running() && !srnic_engine_cpu_free(s);
 }
 
 static bool srnic_engine_woken(struct srnic_sched *s)
@@ -174,11 +214,12 @@ static bool srnic_engine_woken(struct srnic_sched *s)
 }
 
 /*
- * Sleeps with NEED_WAKEUP set, for @reason.  An engine that yielded its
- * CPU looks again a tick later (the scheduler's own granularity): if it
- * then has its CPU to itself it polls again, else it sleeps on, the flag
- * still set so that doorbell calls keep running the work.  Returns whether
- * the engine should poll.
+ * Sleeps with NEED_WAKEUP set, for @reason; returns whether the engine
+ * should poll again.  After an idle sleep it should (work is back, or a
+ * timer is due).  An engine that yielded its CPU looks again a tick later
+ * (the scheduler's own granularity) and polls only if it then has its CPU
+ * to itself; otherwise the flag stays set and doorbell calls keep running
+ * the work.
  */
 static bool srnic_engine_sleep(struct srnic_dev *sdev, int reason,
 			       unsigned long timer)
@@ -201,10 +242,32 @@ static bool srnic_engine_sleep(struct srnic_dev *sdev, int reason,
 	spin_unlock_irq(&s->wait.lock);
 	if (kicked)
 		s->wakeups++;
-	if (!kicked && reason == SRNIC_SLEEP_YIELD && srnic_engine_contended())
-		return false;
-	WRITE_ONCE(s->status->flags, 0);
-	return true;
+	return reason == SRNIC_SLEEP_IDLE || !srnic_engine_contended(s);
+}
+
+/*
+ * With NEED_WAKEUP set (and the barrier after it), scans and sleeps until
+ * the engine should poll again.  A yielding engine keeps the flag set while
+ * it runs what it finds (a kick, an RNR retry): clearing it while others
+ * want its CPU would send the next posts to an engine that waits for that
+ * CPU, instead of running them in their doorbell calls.
+ */
+static void srnic_engine_rest(struct srnic_dev *sdev, int reason,
+			      unsigned long timer)
+{
+	struct srnic_sched *s = &sdev->sched;
+
+	while (!kthread_should_stop()) {
+		if (srnic_engine_scan(sdev, &timer)) {
+			if (reason == SRNIC_SLEEP_IDLE ||
+			    !srnic_engine_contended(s))
+				return;
+			cond_resched();
+		} else if (srnic_engine_sleep(sdev, reason, timer)) {
+			return;
+		}
+		timer = 0;
+	}
 }
 
 static int srnic_engine_thread(void *arg)
@@ -223,7 +286,7 @@ static int srnic_engine_thread(void *arg)
 			continue;
 		}
 		/* Bounded spinning: while nobody else wants the CPU. */
-		if (srnic_engine_contended()) {
+		if (srnic_engine_contended(s)) {
 			reason = SRNIC_SLEEP_YIELD;
 			s->yields++;
 		} else {
@@ -239,10 +302,7 @@ static int srnic_engine_thread(void *arg)
 		WRITE_ONCE(s->status->flags, SRNIC_ENGINE_NEED_WAKEUP);
 		/* Pairs with the provider's barrier between doorbell and flag. */
 		smp_mb();
-		while (!srnic_engine_scan(sdev, &timer) &&
-		       !srnic_engine_sleep(sdev, reason, timer) &&
-		       !kthread_should_stop())
-			timer = 0;
+		srnic_engine_rest(sdev, reason, timer);
 		WRITE_ONCE(s->status->flags, 0);
 		idle_since = 0;
 	}
@@ -319,6 +379,9 @@ int srnic_engine_start(struct srnic_dev *sdev, const char *name)
 	if (!s->pool || !s->pool_used)
 		return -ENOMEM;
 	s->pool_size = num_possible_cpus();	/* srnic_engine_stop() frees */
+	s->idle_us = kcalloc(nr_cpu_ids, sizeof(*s->idle_us), GFP_KERNEL);
+	if (!s->idle_us)
+		return -ENOMEM;
 	for (i = 0; i < s->pool_size; i++) {
 		err = srnic_engine_init(&s->pool[i]);
 		if (err)
@@ -347,6 +410,8 @@ void srnic_engine_stop(struct srnic_dev *sdev)
 	for (i = 0; i < s->pool_size; i++)
 		srnic_engine_free(&s->pool[i]);
 	kfree(s->pool);
+	kfree(s->idle_us);
+	s->idle_us = NULL;
 	bitmap_free(s->pool_used);
 	s->pool = NULL;
 	s->pool_used = NULL;
