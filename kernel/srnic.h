@@ -93,21 +93,47 @@ struct srnic_sg {
 };
 
 /*
- * The engine: one kernel thread per device that plays the NIC.  It polls the
- * send doorbells of the device's active QPs, executes their WQEs and writes
- * completions; when idle it sleeps with the NEED_WAKEUP protocol (see
- * srnic_engine.c).
+ * An engine executes send queues: one WQE at a time, with scratch space for
+ * the copies it makes of user memory.  The device's kernel thread owns one;
+ * a doorbell system call borrows one from the device's pool and executes
+ * the caller's QP itself (srnic_engine.c).  Only its user writes it.
  */
 struct srnic_engine {
-	struct task_struct *task;
-	wait_queue_head_t wait;
-	bool kicked;			/* a waker's request, under wait.lock */
-	wait_queue_head_t scanned;	/* srnic_engine_sync() waiters */
-	struct srnic_engine_status *status; /* the status page, user-visible */
 	void *wqe;			/* scratch: one send WQE, copied */
 	void *rwqe;			/* scratch: one receive WQE, copied */
 	struct srnic_sg local, remote;	/* scratch: the two sides of a copy */
-	u64 wqes, wakeups, sleeps, scans, busy;	/* counters */
+	u64 wqes, busy, runs;		/* counters: WQEs, QPs found locked, uses */
+};
+
+/* Why the engine thread went to sleep: what a doorbell system call does. */
+enum srnic_sleep_reason {
+	SRNIC_SLEEP_IDLE,		/* no work with a CPU to itself: wake it */
+	SRNIC_SLEEP_YIELD,		/* others wanted its CPU: run work inline */
+};
+
+/*
+ * The device's scheduling of work: the engine thread that polls the send
+ * doorbells while it has a CPU to itself, and sleeps with the NEED_WAKEUP
+ * protocol otherwise; while it sleeps, doorbell system calls execute their
+ * QP's work with an engine of @pool (see srnic_engine.c).
+ */
+struct srnic_sched {
+	struct task_struct *task;
+	wait_queue_head_t wait;
+	bool kicked;			/* a waker's request, under wait.lock */
+	int reason;			/* enum srnic_sleep_reason, READ_ONCE */
+	wait_queue_head_t scanned;	/* srnic_engine_sync() waiters */
+	struct srnic_engine_status *status; /* the status page, user-visible */
+	struct srnic_engine thread;	/* the engine thread's engine */
+	struct srnic_engine *pool;	/* for doorbell system calls */
+	unsigned int pool_size;
+	unsigned long *pool_used;	/* bitmap, bit locks */
+	u64 *idle_us;			/* per CPU, at idle_at: srnic_engine.c */
+	u64 idle_at;
+	unsigned long idle_jiffy;
+	bool idle_free;
+	u64 wakeups, sleeps, yields, scans;	/* counters of the thread */
+	atomic64_t doorbells, pool_empty;	/* counters of the system calls */
 };
 
 struct srnic_dev {
@@ -152,7 +178,7 @@ struct srnic_dev {
 
 	struct dentry *debugfs;	/* /sys/kernel/debug/srnic/<name> */
 
-	struct srnic_engine engine;
+	struct srnic_sched sched;
 	u32 id;				/* in the host-wide device registry */
 };
 

@@ -1,25 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The engine thread: the NIC of an srnic device.
+ * The engine thread: the NIC of an srnic device, and the doorbell system
+ * call that stands in for it while it sleeps.
  *
- * It scans the send doorbells of the device's active QPs (xarray mark
- * SRNIC_QP_ACTIVE) and executes what they announce.  When it finds nothing
- * for SRNIC_ENGINE_SPIN_NS it goes to sleep with the NEED_WAKEUP protocol,
- * modelled on io_uring's SQPOLL:
+ * The thread scans the send doorbells of the device's active QPs (xarray
+ * mark SRNIC_QP_ACTIVE) and executes what they announce.  It polls only
+ * while it has its CPU to itself, for at most SRNIC_ENGINE_SPIN_NS without
+ * work; then it sleeps with the NEED_WAKEUP protocol, modelled on io_uring's
+ * SQPOLL:
  *
  *   engine:   flags = NEED_WAKEUP; smp_mb(); scan again; sleep if nothing
  *   provider: doorbell = producer;  full barrier; if (flags & NEED_WAKEUP)
- *             post_send(qp, NULL)  ->  srnic_engine_kick()
+ *             post_send(qp, NULL)  ->  srnic_engine_doorbell()
  *
  * Each side stores, fences, then loads what the other stored, so at least
  * one of them sees the other: either the engine's second scan finds the
- * doorbell, or the provider sees the flag and kicks.  A kick sets @kicked
- * before waking, and the engine's wait checks @kicked, so a kick that lands
- * before the engine sleeps is not lost either.
+ * doorbell, or the provider sees the flag and makes the call.  The call
+ * executes the QP's work itself (io_uring without SQPOLL) and kicks the
+ * engine for whatever it leaves.  A kick sets @kicked before waking, and
+ * the engine's wait checks @kicked, so a kick that lands before the engine
+ * sleeps is not lost either.
+ *
+ * Two reasons to sleep, two behaviours (docs/bench.md has the measurements
+ * behind them):
+ *  - idle: no work for SRNIC_ENGINE_SPIN_NS with a CPU to itself.  The next
+ *    doorbell call runs its work and wakes the engine, which polls again.
+ *  - yield: another task waits for the engine's CPU.  Polling would only
+ *    delay it (at 2 CPUs, two busy-polling ping-pong peers and the engine
+ *    share them: every WQE waited for a time slice).  The engine sleeps with
+ *    the flag set and looks again every tick; meanwhile every post executes
+ *    in its own doorbell call, on the CPU its poster already has.
  */
 #include <linux/debugfs.h>
 #include <linux/kthread.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/stat.h>
+#include <linux/tick.h>
 
 #include "srnic_loc.h"
 
@@ -29,25 +45,29 @@
  * descheduled); sleeping at every such pause costs them a system call each.
  */
 #define SRNIC_ENGINE_SPIN_NS	(1 * NSEC_PER_MSEC)
-#define SRNIC_ENGINE_BUDGET	64	/* WQEs of one QP per scan */
+#define SRNIC_ENGINE_BUDGET	64	/* WQEs of one QP per scan or call */
 
 void srnic_engine_kick(struct srnic_dev *sdev)
 {
-	struct srnic_engine *eng = &sdev->engine;
+	struct srnic_sched *s = &sdev->sched;
 	unsigned long flags;
 
-	spin_lock_irqsave(&eng->wait.lock, flags);
-	eng->kicked = true;
-	wake_up_locked(&eng->wait);
-	spin_unlock_irqrestore(&eng->wait.lock, flags);
+	spin_lock_irqsave(&s->wait.lock, flags);
+	s->kicked = true;
+	wake_up_locked(&s->wait);
+	spin_unlock_irqrestore(&s->wait.lock, flags);
 }
 
-/* Scans every active QP once; returns the work done, earliest timer in @timer. */
+/*
+ * Scans every active QP once; returns the work done (a QP found locked
+ * counts), earliest timer in @timer.
+ */
 static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer)
 {
+	struct srnic_sched *s = &sdev->sched;
 	unsigned long idx = 0;
 	struct srnic_qp *qp;
-	int work = 0;
+	int work = 0, done;
 
 	for (;;) {
 		xa_lock(&sdev->qps);
@@ -60,13 +80,19 @@ static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer)
 		xa_unlock(&sdev->qps);
 		if (!qp)
 			break;
-		work += srnic_qp_process(sdev, qp, SRNIC_ENGINE_BUDGET, timer);
+		done = srnic_qp_process(sdev, &s->thread, qp,
+					SRNIC_ENGINE_BUDGET, timer);
+		/*
+		 * A QP locked by a doorbell call is busy, not idle: the
+		 * engine must not take that for a pause and go to sleep.
+		 */
+		work += done < 0 ? 1 : done;
 		srnic_qp_put(qp);
 		idx++;
 	}
-	WRITE_ONCE(sdev->engine.scans, sdev->engine.scans + 1);
-	if (wq_has_sleeper(&sdev->engine.scanned))
-		wake_up_all(&sdev->engine.scanned);
+	WRITE_ONCE(s->scans, s->scans + 1);
+	if (wq_has_sleeper(&s->scanned))
+		wake_up_all(&s->scanned);
 	return work;
 }
 
@@ -77,82 +103,242 @@ static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer)
  */
 void srnic_engine_sync(struct srnic_dev *sdev)
 {
-	struct srnic_engine *eng = &sdev->engine;
-	u64 target = READ_ONCE(eng->scans) + 2;
+	struct srnic_sched *s = &sdev->sched;
+	u64 target = READ_ONCE(s->scans) + 2;
 
 	srnic_engine_kick(sdev);
-	wait_event_timeout(eng->scanned, READ_ONCE(eng->scans) >= target, HZ);
+	wait_event_timeout(s->scanned, READ_ONCE(s->scans) >= target, HZ);
 }
 
-static bool srnic_engine_woken(struct srnic_engine *eng)
+/* An engine of the pool, or NULL if every one is in use. */
+static struct srnic_engine *srnic_engine_borrow(struct srnic_sched *s)
 {
-	return READ_ONCE(eng->kicked) || kthread_should_stop();
+	unsigned int i, n = s->pool_size, first = raw_smp_processor_id() % n;
+
+	for (i = 0; i < n; i++) {
+		unsigned int b = (first + i) % n;
+
+		if (!test_and_set_bit_lock(b, s->pool_used))
+			return &s->pool[b];
+	}
+	return NULL;
+}
+
+static void srnic_engine_return(struct srnic_sched *s,
+				struct srnic_engine *eng)
+{
+	clear_bit_unlock(eng - s->pool, s->pool_used);
+}
+
+/*
+ * The doorbell system call of @qp: a zero-WR post_send, made by a provider
+ * that found NEED_WAKEUP set after ringing the doorbell.  As io_uring does
+ * without SQPOLL, the caller executes its QP's work itself, at once and on
+ * the CPU it already has, instead of waiting for the engine thread to be
+ * woken and scheduled (which, when every CPU is busy, is a time slice).
+ *
+ * It must not lose work: whatever it does not finish (QP locked by the
+ * engine or by modify_qp, budget spent, RNR wait, no engine free in the
+ * pool) is left to the engine thread, which is kicked.  So is the thread
+ * when it went to sleep idle with a CPU to itself: work is back, and
+ * polling on that CPU spares the following posts their system calls.
+ */
+void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp)
+{
+	struct srnic_sched *s = &sdev->sched;
+	struct srnic_engine *eng;
+	unsigned long timer = 0;
+	int done;
+
+	atomic64_inc(&s->doorbells);
+	eng = srnic_engine_borrow(s);
+	if (!eng) {
+		atomic64_inc(&s->pool_empty);
+		srnic_engine_kick(sdev);
+		return;
+	}
+	eng->runs++;
+	done = srnic_qp_process(sdev, eng, qp, SRNIC_ENGINE_BUDGET, &timer);
+	srnic_engine_return(s, eng);
+	if (done < 0 || done >= SRNIC_ENGINE_BUDGET || timer ||
+	    READ_ONCE(s->reason) == SRNIC_SLEEP_IDLE)
+		srnic_engine_kick(sdev);
+}
+
+/*
+ * Whether one of the CPUs the engine may run on was idle for most of the
+ * last tick or more.  Sampled at most once a jiffy (idle times mean
+ * nothing over less); the verdict is kept in between.
+ */
+static bool srnic_engine_cpu_free(struct srnic_sched *s)
+{
+	u64 now = ktime_get_ns(), elapsed = now - s->idle_at;
+	bool free = false;
+	int cpu;
+
+	if (jiffies == s->idle_jiffy)
+		return s->idle_free;
+	for_each_cpu_and(cpu, current->cpus_ptr, cpu_online_mask) {
+		u64 idle = get_cpu_idle_time_us(cpu, NULL);
+
+		if (idle == (u64)-1)
+			break;		/* no NOHZ accounting: say busy */
+		/* Not monotonic: an iowait period counts once it ends. */
+		if (idle > s->idle_us[cpu] &&
+		    (idle - s->idle_us[cpu]) * NSEC_PER_USEC * 2 > elapsed)
+			free = true;
+		s->idle_us[cpu] = idle;
+	}
+	s->idle_at = now;
+	s->idle_jiffy = jiffies;
+	s->idle_free = free;
+	return free;
+}
+
+/*
+ * Whether others wait for this CPU and no other CPU is free.  Then polling
+ * for work would only delay them, and with them the work they post or the
+ * completions they wait for: better sleep and let the doorbell calls run
+ * the work.  With a CPU free the engine keeps polling, runnable, and the
+ * scheduler's load balancing moves it there (a wake-up may put it on a
+ * busy CPU when the free one is in another cache domain).
+ */
+static bool srnic_engine_contended(struct srnic_sched *s)
+{
+	return !single_task_running() && !srnic_engine_cpu_free(s);
+}
+
+static bool srnic_engine_woken(struct srnic_sched *s)
+{
+	return READ_ONCE(s->kicked) || kthread_should_stop();
+}
+
+/*
+ * Sleeps with NEED_WAKEUP set, for @reason; returns whether the engine
+ * should poll again.  After an idle sleep it should (work is back, or a
+ * timer is due).  An engine that yielded its CPU looks again a tick later
+ * (the scheduler's own granularity) and polls only if it then has its CPU
+ * to itself; otherwise the flag stays set and doorbell calls keep running
+ * the work.
+ */
+static bool srnic_engine_sleep(struct srnic_dev *sdev, int reason,
+			       unsigned long timer)
+{
+	struct srnic_sched *s = &sdev->sched;
+	long timeout = MAX_SCHEDULE_TIMEOUT;
+	bool kicked;
+
+	if (timer)
+		timeout = max_t(long, (long)(timer - jiffies), 1);
+	if (reason == SRNIC_SLEEP_YIELD)
+		timeout = min_t(long, timeout, 1);
+	WRITE_ONCE(s->reason, reason);
+	s->sleeps++;
+	wait_event_interruptible_timeout(s->wait, srnic_engine_woken(s),
+					 timeout);
+	spin_lock_irq(&s->wait.lock);
+	kicked = s->kicked;
+	s->kicked = false;
+	spin_unlock_irq(&s->wait.lock);
+	if (kicked)
+		s->wakeups++;
+	return reason == SRNIC_SLEEP_IDLE || !srnic_engine_contended(s);
+}
+
+/*
+ * With NEED_WAKEUP set (and the barrier after it), scans and sleeps until
+ * the engine should poll again.  A yielding engine keeps the flag set while
+ * it runs what it finds (a kick, an RNR retry): clearing it while others
+ * want its CPU would send the next posts to an engine that waits for that
+ * CPU, instead of running them in their doorbell calls.
+ */
+static void srnic_engine_rest(struct srnic_dev *sdev, int reason,
+			      unsigned long timer)
+{
+	struct srnic_sched *s = &sdev->sched;
+
+	while (!kthread_should_stop()) {
+		if (srnic_engine_scan(sdev, &timer)) {
+			if (reason == SRNIC_SLEEP_IDLE ||
+			    !srnic_engine_contended(s))
+				return;
+			cond_resched();
+		} else if (srnic_engine_sleep(sdev, reason, timer)) {
+			return;
+		}
+		timer = 0;
+	}
 }
 
 static int srnic_engine_thread(void *arg)
 {
 	struct srnic_dev *sdev = arg;
-	struct srnic_engine *eng = &sdev->engine;
+	struct srnic_sched *s = &sdev->sched;
 	u64 idle_since = 0;
 
 	while (!kthread_should_stop()) {
 		unsigned long timer = 0;
-		long timeout;
+		int reason;
 
 		if (srnic_engine_scan(sdev, &timer)) {
 			idle_since = 0;
 			cond_resched();
 			continue;
 		}
-		if (!idle_since)
-			idle_since = local_clock();
-		if (local_clock() - idle_since < SRNIC_ENGINE_SPIN_NS) {
-			cond_resched();
-			continue;
+		/* Bounded spinning: while nobody else wants the CPU. */
+		if (srnic_engine_contended(s)) {
+			reason = SRNIC_SLEEP_YIELD;
+			s->yields++;
+		} else {
+			if (!idle_since)
+				idle_since = local_clock();
+			if (local_clock() - idle_since < SRNIC_ENGINE_SPIN_NS) {
+				cond_resched();
+				continue;
+			}
+			reason = SRNIC_SLEEP_IDLE;
 		}
 
-		WRITE_ONCE(eng->status->flags, SRNIC_ENGINE_NEED_WAKEUP);
+		WRITE_ONCE(s->status->flags, SRNIC_ENGINE_NEED_WAKEUP);
 		/* Pairs with the provider's barrier between doorbell and flag. */
 		smp_mb();
-		if (srnic_engine_scan(sdev, &timer)) {
-			WRITE_ONCE(eng->status->flags, 0);
-			idle_since = 0;
-			continue;
-		}
-		timeout = MAX_SCHEDULE_TIMEOUT;
-		if (timer)
-			timeout = max_t(long, (long)(timer - jiffies), 1);
-		eng->sleeps++;
-		wait_event_interruptible_timeout(eng->wait,
-						 srnic_engine_woken(eng),
-						 timeout);
-		spin_lock_irq(&eng->wait.lock);
-		if (eng->kicked)
-			eng->wakeups++;
-		eng->kicked = false;
-		spin_unlock_irq(&eng->wait.lock);
-		WRITE_ONCE(eng->status->flags, 0);
+		srnic_engine_rest(sdev, reason, timer);
+		WRITE_ONCE(s->status->flags, 0);
 		idle_since = 0;
 	}
 	return 0;
 }
 
-/* debugfs "engine": counters, then one line per QP the engine scans. */
-static int srnic_engine_show(struct seq_file *s, void *unused)
+/*
+ * debugfs "engine": counters, then one line per QP the engine scans.  The
+ * engine thread's WQEs are "wqes", those run by doorbell system calls
+ * "inline_wqes"; "yields" counts the thread's sleeps for a busy CPU.
+ */
+static int srnic_engine_show(struct seq_file *m, void *unused)
 {
-	struct srnic_dev *sdev = s->private;
-	struct srnic_engine *eng = &sdev->engine;
+	struct srnic_dev *sdev = m->private;
+	struct srnic_sched *s = &sdev->sched;
+	u64 inline_wqes = 0, inline_runs = 0, busy = s->thread.busy;
 	unsigned long idx;
 	struct srnic_qp *qp;
+	unsigned int i;
 
-	seq_printf(s, "wqes %llu sleeps %llu wakeups %llu scans %llu busy %llu flags %#x\n",
-		   eng->wqes, eng->sleeps, eng->wakeups, eng->scans, eng->busy,
-		   READ_ONCE(eng->status->flags));
+	for (i = 0; i < s->pool_size; i++) {
+		inline_wqes += READ_ONCE(s->pool[i].wqes);
+		inline_runs += READ_ONCE(s->pool[i].runs);
+		busy += READ_ONCE(s->pool[i].busy);
+	}
+	seq_printf(m, "wqes %llu sleeps %llu wakeups %llu scans %llu busy %llu flags %#x yields %llu doorbells %lld inline_runs %llu inline_wqes %llu pool_empty %lld reason %d\n",
+		   s->thread.wqes, s->sleeps, s->wakeups, s->scans, busy,
+		   READ_ONCE(s->status->flags), s->yields,
+		   atomic64_read(&s->doorbells), inline_runs, inline_wqes,
+		   atomic64_read(&s->pool_empty), READ_ONCE(s->reason));
 	xa_lock(&sdev->qps);
 	xa_for_each_marked(&sdev->qps, idx, qp, SRNIC_QP_ACTIVE)
-		seq_printf(s, "qp %u state %d sq_cons %u doorbell %u rq_cons %u peer %d/%u rnr %d locked %d visits %u ref %u\n",
+		seq_printf(m, "qp %u state %d sq_cons %u doorbell %u rq_cons %u peer %d/%u rnr %d locked %d visits %u ref %u\n",
 			   qp->qpn, READ_ONCE(qp->state), qp->sq_cons,
-			   READ_ONCE(qp->dbr.kva->value), qp->rq_cons,
+			   srnic_qp_has_sq(qp) ? READ_ONCE(qp->dbr.kva->value) : 0,
+			   qp->rq_cons,
 			   qp->peer_dev, qp->attr.dest_qp_num, qp->rnr_wait,
 			   mutex_is_locked(&qp->lock), qp->visits,
 			   refcount_read(&qp->ref));
@@ -161,24 +347,53 @@ static int srnic_engine_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(srnic_engine);
 
-int srnic_engine_start(struct srnic_dev *sdev, const char *name)
+static int srnic_engine_init(struct srnic_engine *eng)
 {
-	struct srnic_engine *eng = &sdev->engine;
-
-	init_waitqueue_head(&eng->wait);
-	init_waitqueue_head(&eng->scanned);
-	eng->status = page_address(sdev->status_page);
 	eng->wqe = kzalloc(SRNIC_SEND_WQE_MAX, GFP_KERNEL);
 	eng->rwqe = kzalloc(SRNIC_RECV_WQE_MAX, GFP_KERNEL);
-	if (!eng->wqe || !eng->rwqe)
+	return eng->wqe && eng->rwqe ? 0 : -ENOMEM;
+}
+
+static void srnic_engine_free(struct srnic_engine *eng)
+{
+	kfree(eng->wqe);
+	kfree(eng->rwqe);
+	eng->wqe = NULL;
+	eng->rwqe = NULL;
+}
+
+int srnic_engine_start(struct srnic_dev *sdev, const char *name)
+{
+	struct srnic_sched *s = &sdev->sched;
+	unsigned int i;
+	int err;
+
+	init_waitqueue_head(&s->wait);
+	init_waitqueue_head(&s->scanned);
+	s->status = page_address(sdev->status_page);
+	err = srnic_engine_init(&s->thread);
+	if (err)
+		return err;
+	/* One engine per CPU: no more doorbell calls can run at once. */
+	s->pool = kcalloc(num_possible_cpus(), sizeof(*s->pool), GFP_KERNEL);
+	s->pool_used = bitmap_zalloc(num_possible_cpus(), GFP_KERNEL);
+	if (!s->pool || !s->pool_used)
 		return -ENOMEM;
+	s->pool_size = num_possible_cpus();	/* srnic_engine_stop() frees */
+	s->idle_us = kcalloc(nr_cpu_ids, sizeof(*s->idle_us), GFP_KERNEL);
+	if (!s->idle_us)
+		return -ENOMEM;
+	for (i = 0; i < s->pool_size; i++) {
+		err = srnic_engine_init(&s->pool[i]);
+		if (err)
+			return err;
+	}
 	debugfs_create_file("engine", 0400, sdev->debugfs, sdev,
 			    &srnic_engine_fops);
-	eng->task = kthread_run(srnic_engine_thread, sdev, "srnic/%s", name);
-	if (IS_ERR(eng->task)) {
-		int err = PTR_ERR(eng->task);
-
-		eng->task = NULL;
+	s->task = kthread_run(srnic_engine_thread, sdev, "srnic/%s", name);
+	if (IS_ERR(s->task)) {
+		err = PTR_ERR(s->task);
+		s->task = NULL;
 		return err;
 	}
 	return 0;
@@ -186,13 +401,20 @@ int srnic_engine_start(struct srnic_dev *sdev, const char *name)
 
 void srnic_engine_stop(struct srnic_dev *sdev)
 {
-	struct srnic_engine *eng = &sdev->engine;
+	struct srnic_sched *s = &sdev->sched;
+	unsigned int i;
 
-	if (eng->task)
-		kthread_stop(eng->task);
-	eng->task = NULL;
-	kfree(eng->wqe);
-	kfree(eng->rwqe);
-	eng->wqe = NULL;
-	eng->rwqe = NULL;
+	if (s->task)
+		kthread_stop(s->task);
+	s->task = NULL;
+	srnic_engine_free(&s->thread);
+	for (i = 0; i < s->pool_size; i++)
+		srnic_engine_free(&s->pool[i]);
+	kfree(s->pool);
+	kfree(s->idle_us);
+	s->idle_us = NULL;
+	bitmap_free(s->pool_used);
+	s->pool = NULL;
+	s->pool_used = NULL;
+	s->pool_size = 0;
 }

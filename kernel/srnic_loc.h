@@ -70,10 +70,11 @@ int srnic_engine_start(struct srnic_dev *sdev, const char *name);
 void srnic_engine_stop(struct srnic_dev *sdev);
 void srnic_engine_kick(struct srnic_dev *sdev);
 void srnic_engine_sync(struct srnic_dev *sdev);
+void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp);
 
 /* srnic_req.c */
-int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,
-		     unsigned long *timer);
+int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
+		     struct srnic_qp *qp, int budget, unsigned long *timer);
 
 /* srnic_resp.c */
 bool srnic_recv_available(struct srnic_qp *qp, const struct srnic_msg *m);

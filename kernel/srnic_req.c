@@ -124,9 +124,9 @@ static int srnic_ud_target(struct srnic_dev *sdev, struct srnic_qp *qp,
  * -EINPROGRESS when it waits for an ODP page fault (qp->fault_wait).
  * Runs inside srnic_odp_srcu: ODP pages it found mapped stay so.
  */
-static int __srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
+static int __srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
+			    struct srnic_qp *qp)
 {
-	struct srnic_engine *eng = &sdev->engine;
 	enum ib_qp_type type = qp->ibqp.qp_type;
 	u32 stride = 1U << qp->sq.log_stride;
 	u32 hdr = type == IB_QPT_UD ? SRNIC_SEND_HDR_UD : SRNIC_SEND_HDR_RC;
@@ -355,29 +355,33 @@ complete:
 	return 0;
 }
 
-static int srnic_send_one(struct srnic_dev *sdev, struct srnic_qp *qp)
+static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
+			  struct srnic_qp *qp)
 {
 	int idx = srcu_read_lock(&srnic_odp_srcu);
-	int ret = __srnic_send_one(sdev, qp);
+	int ret = __srnic_send_one(sdev, eng, qp);
 
 	srcu_read_unlock(&srnic_odp_srcu, idx);
 	return ret;
 }
 
 /*
- * Runs up to @budget send WQEs of @qp (owner engine only).  Returns the work
- * done; @timer gets the earliest time a held WQE may be retried.
+ * Runs up to @budget send WQEs of @qp with @eng: the engine thread's, or a
+ * doorbell system call's.  qp->lock makes them take turns, so the QP's
+ * WQEs execute one at a time and in order whoever runs them.  Returns the
+ * work done, or -EBUSY if the QP is locked (by the other executor, or by a
+ * modify_qp); @timer gets the earliest time a held WQE may be retried.
  */
-int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,
-		     unsigned long *timer)
+int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
+		     struct srnic_qp *qp, int budget, unsigned long *timer)
 {
 	u32 prod, n = 1U << qp->sq.log_entries;
 	int done = 0, state, ret;
 
-	/* A modify_qp in progress: look again on the next scan. */
+	/* Never wait: the lock holder runs the QP, or the next scan will. */
 	if (!mutex_trylock(&qp->lock)) {
-		sdev->engine.busy++;
-		return 0;
+		eng->busy++;
+		return -EBUSY;
 	}
 	qp->visits++;
 	state = READ_ONCE(qp->state);
@@ -385,7 +389,8 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,
 		done = srnic_qp_flush(qp);
 		goto out;
 	}
-	if (state != IB_QPS_RTS)
+	/* XRC target QPs have no send queue. */
+	if (state != IB_QPS_RTS || !srnic_qp_has_sq(qp))
 		goto out;
 	/* Waiting for an ODP page fault: srnic_fault_work() kicks us. */
 	if (smp_load_acquire(&qp->fault_wait))
@@ -410,7 +415,7 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_qp *qp, int budget,
 		}
 		/* The WQE is read after the doorbell that announced it. */
 		smp_rmb();
-		ret = srnic_send_one(sdev, qp);
+		ret = srnic_send_one(sdev, eng, qp);
 		if (ret == -EINPROGRESS)
 			break;
 		if (ret == -EAGAIN) {

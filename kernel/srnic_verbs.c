@@ -304,14 +304,14 @@ static int srnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f)
 
 /*
  * Send WQEs are posted in user memory, never through the kernel.  A
- * zero-WR post_send is the provider's doorbell system call: it wakes the
- * engine that announced NEED_WAKEUP.
+ * zero-WR post_send is the provider's doorbell system call, made when the
+ * engine announced NEED_WAKEUP: it runs the QP's work (srnic_engine.c).
  */
 static int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			   const struct ib_send_wr **bad_wr)
 {
 	if (!wr) {
-		srnic_engine_kick(to_sdev(ibqp->device));
+		srnic_engine_doorbell(to_sdev(ibqp->device), to_sqp(ibqp));
 		return 0;
 	}
 	*bad_wr = wr;

@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * The engine's contract with the provider: a sleeping engine is woken by a
- * post (the NEED_WAKEUP protocol through the zero-WR post_send), and a send
- * slot is free again as soon as its completion can be polled.
+ * post (the NEED_WAKEUP protocol through the zero-WR post_send), the work of
+ * that post is executed by the system call itself, an engine whose CPU is
+ * wanted by another task leaves the work to those calls, and a send slot is
+ * free again as soon as its completion can be polled.
  */
+#include <dirent.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "kselftest_harness.h"
@@ -204,6 +212,196 @@ TEST_F(pair, post_wakes_sleeping_engine)
 	munmap((void *)st, 4096);
 	close(raw.core.async_fd);
 	close(fd);
+}
+
+/* A counter of the first line of debugfs "engine" ("key value ..."), or -1. */
+static long long engine_stat(const char *key)
+{
+	char path[256], line[1024], *tok, *save = NULL;
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/srnic/%s/engine",
+		 srnic_test_dev());
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof(line), f))
+		for (tok = strtok_r(line, " \n", &save); tok;
+		     tok = strtok_r(NULL, " \n", &save)) {
+			char *val = strtok_r(NULL, " \n", &save);
+
+			if (val && !strcmp(tok, key)) {
+				v = strtoll(val, NULL, 0);
+				break;
+			}
+		}
+	fclose(f);
+	return v;
+}
+
+/* Waits (bounded, polling the counter) until debugfs shows @key == @want. */
+static int wait_stat(const char *key, long long want, int ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while (engine_stat(key) != want && now_ms() < end)
+		usleep(100);
+	return engine_stat(key) == want;
+}
+
+/* The pid of the engine thread srnic/<dev>, or -1. */
+static pid_t engine_pid(void)
+{
+	char want[64], comm[64], path[300];
+	struct dirent *d;
+	pid_t pid = -1;
+	DIR *dir;
+	FILE *f;
+
+	snprintf(want, sizeof(want), "srnic/%s\n", srnic_test_dev());
+	dir = opendir("/proc");
+	while (dir && pid < 0 && (d = readdir(dir))) {
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, want))
+			pid = atoi(d->d_name);
+		fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return pid;
+}
+
+/* The scheduler state letter of @pid ('R', 'S', ...), or 0. */
+static char task_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	p = p ? strrchr(buf, ')') : NULL;
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/*
+ * Whether the engine sleeps: NEED_WAKEUP set and the thread blocked (it
+ * blocks nowhere but in that wait), so only a kick or a timer wakes it.
+ */
+static int engine_asleep(const char *epid)
+{
+	return engine_stat("flags") == 1 && task_state(atoi(epid)) == 'S';
+}
+
+/*
+ * A post to a sleeping engine is executed by the doorbell system call
+ * itself: its completion is there when ibv_post_send() returns, and the
+ * counters put it on the call's account, not the engine thread's.
+ */
+TEST_F(pair, doorbell_call_executes_the_work)
+{
+	long long thread, inl, calls;
+	char epid[16];
+	struct ibv_wc wc;
+	int round;
+
+	snprintf(epid, sizeof(epid), "%d", engine_pid());
+	for (round = 0; round < 10; round++) {
+		ASSERT_TRUE(wait_until(engine_asleep, epid, 1, 10000))
+			TH_LOG("the engine never went to sleep");
+		thread = engine_stat("wqes");
+		inl = engine_stat("inline_wqes");
+		calls = engine_stat("doorbells");
+		ASSERT_EQ(0, post_write(self, round));
+		ASSERT_EQ(1, ibv_poll_cq(self->cq, 1, &wc))
+			TH_LOG("round %d: not complete when the post returned",
+			       round);
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(calls + 1, engine_stat("doorbells"));
+		EXPECT_EQ(inl + 1, engine_stat("inline_wqes"));
+		EXPECT_EQ(thread, engine_stat("wqes"));
+	}
+}
+
+static int pin(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(pid, sizeof(set), &set);
+}
+
+/*
+ * An engine whose CPU another task wants sleeps ("yield") instead of
+ * polling: the posts of that time run in their doorbell calls.  Once the
+ * CPU is its own again, the engine polls again (and later sleeps idle).
+ */
+TEST_F(pair, engine_yields_a_busy_cpu)
+{
+	const int n = 200;
+	long long thread = 0, inl = 0, yields;
+	cpu_set_t all;
+	pid_t epid, spinner;
+	struct ibv_wc wc;
+	int i, ok;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+	epid = engine_pid();
+	ASSERT_LT(0, epid);
+	ASSERT_EQ(0, sched_getaffinity(epid, sizeof(all), &all));
+	/* The engine and a task that never stops running share CPU 0. */
+	ASSERT_EQ(0, pin(0, 1));
+	spinner = fork();
+	ASSERT_LE(0, spinner);
+	if (!spinner) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pin(0, 0);
+		for (;;)
+			;
+	}
+	yields = engine_stat("yields");
+	ok = pin(epid, 0) == 0;
+	EXPECT_TRUE(ok);
+	/* A post wakes the engine; on CPU 0 it finds the spinner and yields. */
+	ok = ok && post_write(self, 0) == 0 && poll_one(self->cq, &wc, 10000) == 1;
+	EXPECT_TRUE(ok);
+	ok = ok && wait_stat("reason", 1, 10000);
+	EXPECT_TRUE(ok) TH_LOG("the engine did not yield its CPU");
+	if (ok) {
+		EXPECT_LT(yields, engine_stat("yields"));
+		thread = engine_stat("wqes");
+		inl = engine_stat("inline_wqes");
+	}
+	for (i = 0; ok && i < n; i++) {
+		ok = post_write(self, i) == 0 &&
+		     poll_one(self->cq, &wc, 10000) == 1 &&
+		     wc.status == IBV_WC_SUCCESS;
+		EXPECT_TRUE(ok) TH_LOG("post %d", i);
+	}
+	if (ok) {
+		/*
+		 * The engine looks at its CPU every tick and may run a post
+		 * it finds between doorbell and call; the calls run the rest.
+		 */
+		EXPECT_EQ(thread + inl + n,
+			  engine_stat("wqes") + engine_stat("inline_wqes"));
+		EXPECT_LE(inl + n / 2, engine_stat("inline_wqes"));
+		EXPECT_EQ(1, engine_stat("reason"));
+	}
+	kill(spinner, SIGKILL);
+	waitpid(spinner, NULL, 0);
+	/* Its CPU free again, the engine polls, then sleeps idle. */
+	EXPECT_TRUE(wait_stat("reason", 0, 10000));
+	EXPECT_EQ(0, sched_setaffinity(epid, sizeof(all), &all));
 }
 
 TEST_HARNESS_MAIN
