@@ -310,6 +310,12 @@ static void srnic_qp_set_state(struct srnic_qp *qp, enum ib_qp_state state)
 		      state == IB_QPS_SQE || state == IB_QPS_ERR;
 
 	WRITE_ONCE(qp->state, state);
+	/*
+	 * As when the engine moves a QP to error: receives posted from now
+	 * on are the engine's to flush, so the provider must wake it.
+	 */
+	if (state == IB_QPS_ERR)
+		WRITE_ONCE(((struct srnic_qp_db *)qp->db.kva)->error, 1);
 	if (active) {
 		xa_set_mark(&sdev->qps, qp->qpn, SRNIC_QP_ACTIVE);
 		srnic_engine_kick(sdev);
