@@ -126,6 +126,12 @@ run_tools() {
 		# shellcheck disable=SC2086
 		run_check "ibv_srq_pingpong $mode" _tools_pingpong ibv_srq_pingpong -n 20 -q 4 $mode
 	done
+	# The extended verbs: ibv_wr_* posting (-N), ibv_cq_ex with completion
+	# timestamps (-t), and both.
+	for mode in "-N" "-t" "-N -t"; do
+		# shellcheck disable=SC2086
+		run_check "ibv_rc_pingpong $mode" _tools_pingpong ibv_rc_pingpong -n 100 $mode
+	done
 	for prog in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw; do
 		run_check "$prog" _tools_perftest "$prog" -n 200
 	done
