@@ -75,11 +75,15 @@ TEST_F(verbs, query_device)
 	EXPECT_GT(a->max_qp_rd_atom, 0);
 	/* 64-bit atomics, atomic against each other and the CPU. */
 	EXPECT_EQ(IBV_ATOMIC_HCA, a->atomic_cap);
+	/* Memory windows of type 1 and 2B (mw_test). */
+	EXPECT_GT(a->max_mw, 0);
+	EXPECT_EQ(IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B,
+		  a->device_cap_flags & (IBV_DEVICE_MEM_WINDOW |
+					 IBV_DEVICE_MEM_WINDOW_TYPE_2A |
+					 IBV_DEVICE_MEM_WINDOW_TYPE_2B));
 	/* Nothing the datapath does not implement yet is advertised. */
-	EXPECT_EQ(0, a->max_mw);
 	EXPECT_EQ(0, ex.odp_caps.general_caps);
-	EXPECT_EQ(0, a->device_cap_flags & (IBV_DEVICE_MEM_WINDOW |
-					    IBV_DEVICE_XRC |
+	EXPECT_EQ(0, a->device_cap_flags & (IBV_DEVICE_XRC |
 					    IBV_DEVICE_SRQ_RESIZE));
 }
 
