@@ -155,7 +155,7 @@ enum srnic_cqe_flags {
 
 struct srnic_cqe {
 	__aligned_u64 wr_id;
-	__aligned_u64 timestamp;	/* ns, when requested */
+	__aligned_u64 timestamp;	/* ns, with SRNIC_CQ_FLAG_TIMESTAMP, else 0 */
 	__u32 byte_len;
 	__u32 imm_data;		/* network order, or invalidated rkey */
 	__u32 qp_num;
@@ -184,12 +184,22 @@ enum srnic_cq_arm {
 	SRNIC_CQ_ARM_SOLICITED = 2,	/* event on the next solicited one */
 };
 
+/* srnic_create_cq_req.flags; other bits must be zero. */
+enum srnic_create_cq_flags {
+	/*
+	 * The engine fills srnic_cqe.timestamp of every entry with the
+	 * device clock: CLOCK_MONOTONIC in ns (hca_core_clock 1 GHz), the
+	 * clock user space reads with clock_gettime().
+	 */
+	SRNIC_CQ_FLAG_TIMESTAMP = 1u << 0,
+};
+
 /* ibv_create_cq: udata of the request and the response. */
 struct srnic_create_cq_req {
 	__aligned_u64 buf_addr;	/* ring: entries * SRNIC_CQE_SIZE bytes */
 	__aligned_u64 db_addr;	/* struct srnic_cq_db */
 	__u32 log_entries;	/* ring holds 1 << log_entries CQEs */
-	__u32 reserved;
+	__u32 flags;		/* enum srnic_create_cq_flags */
 };
 
 struct srnic_create_cq_resp {

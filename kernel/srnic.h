@@ -238,6 +238,7 @@ struct srnic_cq {
 	u32 producer;			/* kernel-owned, free running */
 	u32 fired_arm;			/* last arm word that raised an event */
 	bool overrun;			/* an entry was lost: CQ in error */
+	bool timestamp;			/* CQEs carry the completion time */
 	struct srnic_db_ref dbr;	/* arm doorbell */
 };
 

@@ -38,6 +38,9 @@ bool srnic_cq_post(struct srnic_cq *cq, const struct srnic_cqe *src,
 	}
 	cqe = (struct srnic_cqe *)cq->ring.kva + (cq->producer & (n - 1));
 	memcpy(cqe, src, offsetof(struct srnic_cqe, owner));
+	/* The device clock: CLOCK_MONOTONIC in ns (hca_core_clock 1 GHz). */
+	if (cq->timestamp)
+		cqe->timestamp = ktime_get_ns();
 	/* Every field before the owner byte that hands the entry over. */
 	smp_store_release(&cqe->owner,
 			  srnic_cqe_owner(cq->producer, cq->log_entries));

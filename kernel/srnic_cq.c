@@ -9,10 +9,13 @@
 #define SRNIC_CQ_MIN_LOG 1
 #define SRNIC_CQ_MAX_LOG 22	/* SRNIC_MAX_CQE + 1 entries */
 
-/* Checks a create or resize request against the CQEs asked for. */
-static int srnic_cq_check_req(u32 reserved, u32 log_entries, int cqe)
+/*
+ * Checks a create or resize request against the CQEs asked for; @unknown
+ * holds the request's reserved or unknown flag bits.
+ */
+static int srnic_cq_check_req(u32 unknown, u32 log_entries, int cqe)
 {
-	if (reserved)
+	if (unknown)
 		return -EOPNOTSUPP;
 	if (cqe < 1 || cqe > SRNIC_MAX_CQE)
 		return -EINVAL;
@@ -45,14 +48,18 @@ int srnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	/* Kernel consumers need kernel queues, which srnic does not have. */
 	if (!udata || !udata->inlen)
 		return -EOPNOTSUPP;
-	if (attr->flags)
+	/*
+	 * The core passes TIMESTAMP_COMPLETION for a CQ created with
+	 * completion timestamps; IGNORE_OVERRUN is not offered.
+	 */
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)
 		return -EOPNOTSUPP;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
 	err = srnic_udata_in(udata, &req, sizeof(req));
 	if (!err)
-		err = srnic_cq_check_req(req.reserved, req.log_entries,
-					 attr->cqe);
+		err = srnic_cq_check_req(req.flags & ~SRNIC_CQ_FLAG_TIMESTAMP,
+					 req.log_entries, attr->cqe);
 	if (err)
 		return err;
 	if (req.db_addr % sizeof(struct srnic_cq_db))
@@ -61,6 +68,8 @@ int srnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	suc = rdma_udata_to_drv_context(udata, struct srnic_ucontext, ibuc);
 	spin_lock_init(&cq->lock);
 	cq->log_entries = req.log_entries;
+	cq->timestamp = (req.flags & SRNIC_CQ_FLAG_TIMESTAMP) ||
+			(attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION);
 	err = srnic_cq_pin(sdev, req.buf_addr, req.log_entries, &cq->ring);
 	if (err)
 		return err;

@@ -368,7 +368,10 @@ static void srnic_qp_set_state(struct srnic_qp *qp, enum ib_qp_state state)
 			state == IB_QPS_SQE));
 
 	WRITE_ONCE(qp->state, state);
-	/* As when the engine moves it there: posts now wake the engine. */
+	/*
+	 * As when the engine moves a QP to error: receives posted from now
+	 * on are the engine's to flush, so the provider must wake it.
+	 */
 	if (state == IB_QPS_ERR && qp->db.kva)
 		WRITE_ONCE(((struct srnic_qp_db *)qp->db.kva)->error, 1);
 	if (active) {

@@ -50,6 +50,12 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_XRC;
 	attr->atomic_cap = IB_ATOMIC_HCA;
+	/*
+	 * Completion timestamps are CLOCK_MONOTONIC in ns: a 1 GHz clock
+	 * (in kHz here) using all 64 bits.
+	 */
+	attr->hca_core_clock = 1000000;
+	attr->timestamp_mask = U64_MAX;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
 	/* ODP: explicit and implicit MRs, every operation of every transport. */
 	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;

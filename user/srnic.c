@@ -109,6 +109,7 @@ static void srnic_free_context(struct ibv_context *ibctx)
 
 static const struct verbs_context_ops srnic_ctx_ops = {
 	.query_device_ex = srnic_query_device_ex,
+	.query_rt_values = srnic_query_rt_values,
 	.query_port = srnic_query_port,
 	.alloc_pd = srnic_alloc_pd,
 	.dealloc_pd = srnic_dealloc_pd,

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
@@ -28,6 +29,9 @@ static_assert(sizeof(struct srnic_alloc_pd_cmd_resp) ==
 
 VERBS_DRV_CMD(srnic_create_cq_cmd, ibv_create_cq, ib_uverbs_create_cq_resp,
 	      srnic_create_cq_req, srnic_create_cq_resp);
+VERBS_DRV_CMD_EX(srnic_create_cq_ex_cmd, ibv_create_cq_ex,
+		 ib_uverbs_ex_create_cq_resp, srnic_create_cq_req,
+		 srnic_create_cq_resp);
 VERBS_DRV_CMD(srnic_resize_cq_cmd, ibv_resize_cq, ib_uverbs_resize_cq_resp,
 	      srnic_resize_cq_req, srnic_resize_cq_resp);
 VERBS_DRV_CMD(srnic_create_qp_cmd, ibv_create_qp, ib_uverbs_create_qp_resp,
@@ -90,6 +94,8 @@ struct srnic_cq {
 	uint32_t cqn;
 	struct srnic_cq_db *db;		/* doorbell record */
 	struct srnic_db_slot *doorbell;	/* in a UAR page */
+	/* ibv_cq_ex polling: the entry between start_poll and end_poll. */
+	const struct srnic_cqe *cur;
 };
 
 struct srnic_wq {
@@ -112,6 +118,14 @@ struct srnic_qp {
 	uint32_t max_inline_data;
 	struct srnic_qp_db *db;
 	struct srnic_db_slot *doorbell;
+	/* The ibv_wr_* batch between wr_start and wr_complete/wr_abort. */
+	struct {
+		uint64_t ops;		/* send_ops_flags asked at creation */
+		uint32_t start;		/* sq_head at wr_start */
+		int err;		/* first error of the batch */
+		struct srnic_wqe_ctrl *cur; /* the WQE setters fill */
+		bool ud_set;		/* cur has its UD address */
+	} wr;
 };
 
 struct srnic_srq {
@@ -153,7 +167,25 @@ struct ibv_mr *srnic_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 			       uint64_t dm_offset, size_t length,
 			       unsigned int access);
 
-/* srnic_post.c */
+/* srnic_post.c: WQE segments, shared by ibv_post_send and ibv_wr_* */
+bool srnic_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op);
+struct srnic_wqe_ctrl *srnic_sq_next(struct srnic_qp *qp);
+int srnic_wqe_begin(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
+		    uint64_t wr_id, enum ibv_wr_opcode op,
+		    unsigned int send_flags, uint32_t imm);
+void srnic_wqe_set_raddr(struct srnic_wqe_ctrl *ctrl, uint64_t addr,
+			 uint32_t rkey, uint64_t compare_add, uint64_t swap);
+int srnic_wqe_set_bind(struct srnic_wqe_ctrl *ctrl, const struct ibv_mw *mw,
+		       uint32_t new_rkey, const struct ibv_mw_bind_info *bi,
+		       bool type1);
+int srnic_wqe_set_ud(struct srnic_wqe_ctrl *ctrl, const struct ibv_ah *ibah,
+		     uint32_t remote_qpn, uint32_t remote_qkey);
+int srnic_wqe_set_sges(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
+		       const struct ibv_sge *sg, size_t num_sge);
+void srnic_wqe_inline_begin(struct srnic_wqe_ctrl *ctrl);
+int srnic_wqe_inline_add(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
+			 const void *addr, size_t len);
+void srnic_sq_ring(struct srnic_qp *qp);
 int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
@@ -181,6 +213,17 @@ int srnic_close_xrcd(struct ibv_xrcd *ibxrcd);
 struct ibv_qp *srnic_open_qp(struct ibv_context *ctx,
 			     struct ibv_qp_open_attr *attr);
 
+/* srnic_qpex.c: the ibv_wr_* API */
+uint64_t srnic_send_ops(enum ibv_qp_type type);
+int srnic_qpex_check(const struct ibv_qp_init_attr_ex *attr);
+void srnic_qpex_init(struct srnic_qp *qp, const struct ibv_qp_init_attr_ex *attr);
+
+/* srnic_cqex.c: ibv_cq_ex polling and the device clock */
+int srnic_cqex_check(const struct ibv_cq_init_attr_ex *attr);
+void srnic_cqex_init(struct srnic_cq *cq, uint64_t wc_flags);
+int srnic_query_rt_values(struct ibv_context *ibctx,
+			  struct ibv_values_ex *values);
+
 /* srnic_queues.c */
 int srnic_queues_init(struct srnic_context *ctx, uint64_t uar0_offset,
 		      void *uar0);
@@ -192,6 +235,43 @@ static inline struct srnic_context *to_sctx(struct ibv_context *ibctx)
 	return (struct srnic_context *)((char *)ibctx -
 					offsetof(struct srnic_context,
 						 vctx.context));
+}
+
+/* Owner value of a valid CQE at free-running index n (see srnic-abi.h). */
+static inline uint8_t srnic_cqe_owner(uint32_t n, uint32_t log)
+{
+	return ((n >> log) & 1) ^ 1;
+}
+
+/*
+ * The CQE at the consumer counter if the engine has handed it over, else
+ * NULL.  Called with cq->lock held.
+ */
+static inline const struct srnic_cqe *srnic_cqe_peek(struct srnic_cq *cq)
+{
+	const struct srnic_cqe *cqe =
+		&cq->ring[cq->consumer & ((1u << cq->log_entries) - 1)];
+
+	/* Pairs with the engine's release store of owner. */
+	if (atomic_load_explicit((_Atomic uint8_t *)&cqe->owner,
+				 memory_order_acquire) !=
+	    srnic_cqe_owner(cq->consumer, cq->log_entries))
+		return NULL;
+	return cqe;
+}
+
+/* Publishes the consumer counter: the engine may reuse the polled entries. */
+static inline void srnic_cq_publish(struct srnic_cq *cq)
+{
+	atomic_store_explicit((_Atomic uint32_t *)&cq->db->consumer,
+			      cq->consumer, memory_order_release);
+}
+
+static inline unsigned int srnic_wc_flags(uint8_t f)
+{
+	return (f & SRNIC_CQE_GRH ? IBV_WC_GRH : 0) |
+	       (f & SRNIC_CQE_WITH_IMM ? IBV_WC_WITH_IMM : 0) |
+	       (f & SRNIC_CQE_WITH_INV ? IBV_WC_WITH_INV : 0);
 }
 
 static inline struct srnic_pd *to_spd(struct ibv_pd *ibpd)

@@ -16,7 +16,7 @@
 #define srnic_load_acquire(ptr) \
 	atomic_load_explicit((_Atomic uint32_t *)(ptr), memory_order_acquire)
 
-static bool srnic_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
+bool srnic_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 {
 	switch (op) {
 	case IBV_WR_SEND:
@@ -46,19 +46,77 @@ static void srnic_wake(struct ibv_qp *ibqp)
 	ibv_cmd_post_send(ibqp, NULL, &bad);
 }
 
+/* ---- send WQE segments, shared by ibv_post_send and ibv_wr_* ---- */
+
+static inline uint32_t srnic_send_hdr(const struct srnic_qp *qp)
+{
+	return qp->vqp.qp.qp_type == IBV_QPT_UD ? SRNIC_SEND_HDR_UD :
+						  SRNIC_SEND_HDR_RC;
+}
+
 /*
- * A bind: type 2 windows through ibv_post_send(), type 1 only through
- * ibv_bind_mw() (@type1).  The engine checks everything against the window
- * itself; this only fills the segment.
+ * The next free send slot, or NULL when the ring is full (by the consumer
+ * counter the engine last published).  Called with sq_lock held.
  */
-static int srnic_build_bind(const struct ibv_send_wr *wr, bool type1,
-			    struct srnic_wqe_ctrl *ctrl)
+struct srnic_wqe_ctrl *srnic_sq_next(struct srnic_qp *qp)
+{
+	uint32_t n = 1u << qp->sq.log_entries;
+
+	if (qp->sq_head - srnic_load_acquire(&qp->db->sq_consumer) >= n)
+		return NULL;
+	return (struct srnic_wqe_ctrl *)((uint8_t *)qp->sq.ring +
+		((size_t)(qp->sq_head & (n - 1)) << qp->sq.log_stride));
+}
+
+/*
+ * Starts a WQE in @ctrl: a zeroed header and the control segment.  EINVAL
+ * for an opcode the QP's type cannot post.
+ */
+int srnic_wqe_begin(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
+		    uint64_t wr_id, enum ibv_wr_opcode op,
+		    unsigned int send_flags, uint32_t imm)
+{
+	if (!srnic_send_opcode_ok(qp->vqp.qp.qp_type, op))
+		return EINVAL;
+	memset(ctrl, 0, srnic_send_hdr(qp));
+	ctrl->wr_id = wr_id;
+	ctrl->opcode = op;
+	if (send_flags & IBV_SEND_SIGNALED)
+		ctrl->flags |= SRNIC_WQE_SIGNALED;
+	if (send_flags & IBV_SEND_SOLICITED)
+		ctrl->flags |= SRNIC_WQE_SOLICITED;
+	if (send_flags & IBV_SEND_FENCE)
+		ctrl->flags |= SRNIC_WQE_FENCE;
+	/* Immediate data (network order), or the rkey to invalidate. */
+	ctrl->imm_data = imm;
+	return 0;
+}
+
+/* Remote address (RDMA and atomics), and the atomic operands. */
+void srnic_wqe_set_raddr(struct srnic_wqe_ctrl *ctrl, uint64_t addr,
+			 uint32_t rkey, uint64_t compare_add, uint64_t swap)
+{
+	struct srnic_wqe_raddr *ra = (struct srnic_wqe_raddr *)(ctrl + 1);
+	struct srnic_wqe_atomic *at = (struct srnic_wqe_atomic *)(ra + 1);
+
+	ra->remote_addr = addr;
+	ra->rkey = rkey;
+	at->compare_add = compare_add;
+	at->swap = swap;
+}
+
+/*
+ * A bind: type 2 windows through ibv_post_send() and ibv_wr_bind_mw(),
+ * type 1 only through ibv_bind_mw() (@type1).  The engine checks everything
+ * against the window itself; this only fills the segment.
+ */
+int srnic_wqe_set_bind(struct srnic_wqe_ctrl *ctrl, const struct ibv_mw *mw,
+		       uint32_t new_rkey, const struct ibv_mw_bind_info *bi,
+		       bool type1)
 {
 	struct srnic_wqe_bind *b = (struct srnic_wqe_bind *)(ctrl + 1);
-	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
-	const struct ibv_mw *mw = wr->bind_mw.mw;
 
-	if (!mw || (mw->type == IBV_MW_TYPE_1) != type1)
+	if (!mw || !bi || (mw->type == IBV_MW_TYPE_1) != type1)
 		return EINVAL;
 	if (bi->length && !bi->mr)
 		return EINVAL;
@@ -67,92 +125,142 @@ static int srnic_build_bind(const struct ibv_send_wr *wr, bool type1,
 	b->addr = bi->addr;
 	b->length = bi->length;
 	b->mw_rkey = mw->rkey;
-	b->new_rkey = wr->bind_mw.rkey;
+	b->new_rkey = new_rkey;
 	b->mr_lkey = bi->length ? bi->mr->lkey : 0;
 	b->access = bi->mw_access_flags;
 	return 0;
 }
 
-/* Writes one WQE into @slot; returns an errno for what post time rejects. */
+/* UD destination: the AH's address vector, remote QPN and Q_Key. */
+int srnic_wqe_set_ud(struct srnic_wqe_ctrl *ctrl, const struct ibv_ah *ibah,
+		     uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct srnic_wqe_ud *ud = (struct srnic_wqe_ud *)(ctrl + 1);
+	const struct srnic_ah *ah = (const struct srnic_ah *)ibah;
+
+	if (!ah)
+		return EINVAL;
+	ud->av = ah->av;
+	ud->remote_qpn = remote_qpn;
+	ud->remote_qkey = remote_qkey;
+	return 0;
+}
+
+/* The gather (or, for READ and atomics, scatter) list. */
+int srnic_wqe_set_sges(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
+		       const struct ibv_sge *sg, size_t num_sge)
+{
+	struct srnic_wqe_data *d = (struct srnic_wqe_data *)
+		((uint8_t *)ctrl + srnic_send_hdr(qp));
+	size_t i;
+
+	if (num_sge > qp->max_send_sge)
+		return EINVAL;
+	for (i = 0; i < num_sge; i++) {
+		d[i].length = sg[i].length;
+		d[i].lkey = sg[i].lkey;
+		d[i].addr = sg[i].addr;
+	}
+	ctrl->flags &= ~SRNIC_WQE_INLINE;
+	ctrl->inline_len = 0;
+	ctrl->num_sge = num_sge;
+	return 0;
+}
+
+/* Starts inline data in place of a gather list (empty so far). */
+void srnic_wqe_inline_begin(struct srnic_wqe_ctrl *ctrl)
+{
+	ctrl->flags |= SRNIC_WQE_INLINE;
+	ctrl->inline_len = 0;
+	ctrl->num_sge = 0;
+}
+
+/* Appends @len bytes of inline data; EINVAL beyond the QP's inline limit. */
+int srnic_wqe_inline_add(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
+			 const void *addr, size_t len)
+{
+	if (len > qp->max_inline_data - ctrl->inline_len)
+		return EINVAL;
+	memcpy((uint8_t *)ctrl + srnic_send_hdr(qp) + ctrl->inline_len, addr,
+	       len);
+	ctrl->inline_len += len;
+	return 0;
+}
+
+/*
+ * Hands the WQEs up to qp->sq_head to the engine: the producer counter into
+ * the doorbell record, the doorbell register, then (after a full barrier)
+ * one wake-up call if the engine announced NEED_WAKEUP.  Called with
+ * sq_lock held, once per batch.
+ */
+void srnic_sq_ring(struct srnic_qp *qp)
+{
+	struct srnic_context *ctx = to_sctx(qp->vqp.qp.context);
+
+	srnic_publish(&qp->db->sq_producer, qp->sq_head);
+	srnic_publish(&qp->doorbell->value, qp->sq_head);
+	/* Doorbell before the engine's flag: see srnic_engine.c. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (ctx->status[0].flags & SRNIC_ENGINE_NEED_WAKEUP)
+		srnic_wake(&qp->vqp.qp);
+}
+
+/* Writes one ibv_send_wr into @ctrl; returns an errno for what post time rejects. */
 static int srnic_build_send(struct srnic_qp *qp, const struct ibv_send_wr *wr,
-			    bool type1_bind, uint8_t *slot)
+			    bool type1_bind, struct srnic_wqe_ctrl *ctrl)
 {
 	enum ibv_qp_type type = qp->vqp.qp.qp_type;
-	uint32_t hdr = type == IBV_QPT_UD ? SRNIC_SEND_HDR_UD : SRNIC_SEND_HDR_RC;
-	struct srnic_wqe_ctrl *ctrl = (struct srnic_wqe_ctrl *)slot;
-	uint8_t *data = slot + hdr;
-	int i;
+	int err, i;
 
-	if (!srnic_send_opcode_ok(type, wr->opcode))
+	if (wr->num_sge < 0)
 		return EINVAL;
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
-		return EINVAL;
+	/* imm_data and invalidate_rkey share their bits. */
+	err = srnic_wqe_begin(qp, ctrl, wr->wr_id, wr->opcode, wr->send_flags,
+			      wr->imm_data);
+	if (err)
+		return err;
 
-	memset(slot, 0, hdr);
-	ctrl->wr_id = wr->wr_id;
-	ctrl->opcode = wr->opcode;
-	if (wr->send_flags & IBV_SEND_SIGNALED)
-		ctrl->flags |= SRNIC_WQE_SIGNALED;
-	if (wr->send_flags & IBV_SEND_SOLICITED)
-		ctrl->flags |= SRNIC_WQE_SOLICITED;
-	if (wr->send_flags & IBV_SEND_FENCE)
-		ctrl->flags |= SRNIC_WQE_FENCE;
-	/* The same bits as imm_data for SEND_WITH_INV and LOCAL_INV. */
-	ctrl->imm_data = wr->imm_data;
+	/* XRC: the target's SRQ, in the control segment. */
 	if (type == IBV_QPT_XRC_SEND)
 		ctrl->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 
-	if (wr->opcode == IBV_WR_BIND_MW)
-		return srnic_build_bind(wr, type1_bind, ctrl);
-	if (wr->opcode == IBV_WR_LOCAL_INV)
+	switch (wr->opcode) {
+	case IBV_WR_BIND_MW:
+		return srnic_wqe_set_bind(ctrl, wr->bind_mw.mw, wr->bind_mw.rkey,
+					  &wr->bind_mw.bind_info, type1_bind);
+	case IBV_WR_LOCAL_INV:
 		return 0;
-	if (type == IBV_QPT_UD) {
-		struct srnic_wqe_ud *ud = (struct srnic_wqe_ud *)(ctrl + 1);
-		const struct srnic_ah *ah = (const struct srnic_ah *)wr->wr.ud.ah;
-
-		if (!ah)
-			return EINVAL;
-		ud->av = ah->av;
-		ud->remote_qpn = wr->wr.ud.remote_qpn;
-		ud->remote_qkey = wr->wr.ud.remote_qkey;
-	} else {
-		struct srnic_wqe_raddr *ra = (struct srnic_wqe_raddr *)(ctrl + 1);
-		struct srnic_wqe_atomic *at = (struct srnic_wqe_atomic *)(ra + 1);
-
-		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-			ra->remote_addr = wr->wr.atomic.remote_addr;
-			ra->rkey = wr->wr.atomic.rkey;
-			at->compare_add = wr->wr.atomic.compare_add;
-			at->swap = wr->wr.atomic.swap;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		srnic_wqe_set_raddr(ctrl, wr->wr.atomic.remote_addr,
+				    wr->wr.atomic.rkey, wr->wr.atomic.compare_add,
+				    wr->wr.atomic.swap);
+		break;
+	default:
+		if (type == IBV_QPT_UD) {
+			err = srnic_wqe_set_ud(ctrl, wr->wr.ud.ah,
+					       wr->wr.ud.remote_qpn,
+					       wr->wr.ud.remote_qkey);
+			if (err)
+				return err;
 		} else {
-			ra->remote_addr = wr->wr.rdma.remote_addr;
-			ra->rkey = wr->wr.rdma.rkey;
+			srnic_wqe_set_raddr(ctrl, wr->wr.rdma.remote_addr,
+					    wr->wr.rdma.rkey, 0, 0);
 		}
 	}
 
-	if (wr->send_flags & IBV_SEND_INLINE) {
-		uint32_t len = 0;
-
-		for (i = 0; i < wr->num_sge; i++) {
-			if (wr->sg_list[i].length > qp->max_inline_data - len)
-				return EINVAL;
-			memcpy(data + len, (void *)(uintptr_t)wr->sg_list[i].addr,
-			       wr->sg_list[i].length);
-			len += wr->sg_list[i].length;
-		}
-		ctrl->flags |= SRNIC_WQE_INLINE;
-		ctrl->inline_len = len;
-		return 0;
-	}
+	if (!(wr->send_flags & IBV_SEND_INLINE))
+		return srnic_wqe_set_sges(qp, ctrl, wr->sg_list, wr->num_sge);
+	if ((uint32_t)wr->num_sge > qp->max_send_sge)
+		return EINVAL;
+	srnic_wqe_inline_begin(ctrl);
 	for (i = 0; i < wr->num_sge; i++) {
-		struct srnic_wqe_data *d = (struct srnic_wqe_data *)data + i;
-
-		d->length = wr->sg_list[i].length;
-		d->lkey = wr->sg_list[i].lkey;
-		d->addr = wr->sg_list[i].addr;
+		err = srnic_wqe_inline_add(qp, ctrl,
+					   (void *)(uintptr_t)wr->sg_list[i].addr,
+					   wr->sg_list[i].length);
+		if (err)
+			return err;
 	}
-	ctrl->num_sge = wr->num_sge;
 	return 0;
 }
 
@@ -160,8 +268,8 @@ static int srnic_post_sends(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			    struct ibv_send_wr **bad_wr, bool type1_bind)
 {
 	struct srnic_qp *qp = (struct srnic_qp *)ibqp;
-	struct srnic_context *ctx = to_sctx(ibqp->context);
-	uint32_t n = 1u << qp->sq.log_entries, cons, start;
+	struct srnic_wqe_ctrl *ctrl;
+	uint32_t start;
 	int err = 0;
 
 	pthread_spin_lock(&qp->sq_lock);
@@ -172,29 +280,17 @@ static int srnic_post_sends(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		goto out;
 	}
 	start = qp->sq_head;
-	cons = srnic_load_acquire(&qp->db->sq_consumer);
 	for (; wr; wr = wr->next) {
-		if (qp->sq_head - cons >= n) {
-			err = ENOMEM;
-			*bad_wr = wr;
-			break;
-		}
-		err = srnic_build_send(qp, wr, type1_bind, (uint8_t *)qp->sq.ring +
-				       ((size_t)(qp->sq_head & (n - 1)) << qp->sq.log_stride));
+		ctrl = srnic_sq_next(qp);
+		err = ctrl ? srnic_build_send(qp, wr, type1_bind, ctrl) : ENOMEM;
 		if (err) {
 			*bad_wr = wr;
 			break;
 		}
 		qp->sq_head++;
 	}
-	if (qp->sq_head != start) {
-		srnic_publish(&qp->db->sq_producer, qp->sq_head);
-		srnic_publish(&qp->doorbell->value, qp->sq_head);
-		/* Doorbell before the engine's flag: see srnic_engine.c. */
-		atomic_thread_fence(memory_order_seq_cst);
-		if (ctx->status[0].flags & SRNIC_ENGINE_NEED_WAKEUP)
-			srnic_wake(ibqp);
-	}
+	if (qp->sq_head != start)
+		srnic_sq_ring(qp);
 out:
 	pthread_spin_unlock(&qp->sq_lock);
 	return err;

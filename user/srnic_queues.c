@@ -146,23 +146,27 @@ static inline struct srnic_cq *to_scq(struct ibv_cq *ibcq)
 	return (struct srnic_cq *)ibcq;
 }
 
-/* Owner value of a valid CQE at free-running index n (see srnic-abi.h). */
-static inline uint8_t srnic_cqe_owner(uint32_t n, uint32_t log)
-{
-	return ((n >> log) & 1) ^ 1;
-}
-
-static struct ibv_cq *srnic_create_cq(struct ibv_context *ibctx, int cqe,
-				      struct ibv_comp_channel *channel,
-				      int comp_vector)
+/*
+ * Creates a CQ with its ring: through the extended command when @ex (an
+ * ibv_cq_ex with the wc_flags of @attr), else the legacy one.
+ */
+static struct srnic_cq *srnic_cq_create(struct ibv_context *ibctx,
+					const struct ibv_cq_init_attr_ex *attr,
+					bool ex)
 {
 	struct srnic_context *ctx = to_sctx(ibctx);
+	struct srnic_create_cq_ex_cmd cmd_ex = {};
+	struct srnic_create_cq_ex_cmd_resp resp_ex = {};
 	struct srnic_create_cq_cmd cmd = {};
 	struct srnic_create_cq_cmd_resp resp = {};
+	struct srnic_create_cq_req *req = ex ? &cmd_ex.drv_payload :
+					       &cmd.drv_payload;
+	struct srnic_create_cq_resp *dresp = ex ? &resp_ex.drv_payload :
+						  &resp.drv_payload;
 	struct srnic_cq *cq;
 	int err;
 
-	if (cqe < 1 || (unsigned int)cqe >= (1u << 22)) {
+	if (attr->cqe < 1 || attr->cqe >= (1u << 22)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -172,7 +176,7 @@ static struct ibv_cq *srnic_create_cq(struct ibv_context *ibctx, int cqe,
 		return NULL;
 	}
 	/* One entry stays free: a full ring is told from an empty one. */
-	cq->log_entries = srnic_log2_ceil(cqe + 1);
+	cq->log_entries = srnic_log2_ceil(attr->cqe + 1);
 	if (cq->log_entries < 1)
 		cq->log_entries = 1;
 	cq->ring = srnic_ring_alloc(cq->log_entries + 6, &cq->ring_len);
@@ -181,22 +185,31 @@ static struct ibv_cq *srnic_create_cq(struct ibv_context *ibctx, int cqe,
 		err = ENOMEM;
 		goto err;
 	}
-	cmd.drv_payload.buf_addr = (uintptr_t)cq->ring;
-	cmd.drv_payload.db_addr = (uintptr_t)cq->db;
-	cmd.drv_payload.log_entries = cq->log_entries;
-	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector,
-				&cq->vcq.cq, &cmd.ibv_cmd, sizeof(cmd),
-				&resp.ibv_resp, sizeof(resp));
+	req->buf_addr = (uintptr_t)cq->ring;
+	req->db_addr = (uintptr_t)cq->db;
+	req->log_entries = cq->log_entries;
+	if (attr->wc_flags & (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			      IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK))
+		req->flags |= SRNIC_CQ_FLAG_TIMESTAMP;
+	if (ex)
+		err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd_ex.ibv_cmd,
+					   sizeof(cmd_ex), &resp_ex.ibv_resp,
+					   sizeof(resp_ex), 0);
+	else
+		err = ibv_cmd_create_cq(ibctx, attr->cqe, attr->channel,
+					attr->comp_vector, &cq->vcq.cq,
+					&cmd.ibv_cmd, sizeof(cmd),
+					&resp.ibv_resp, sizeof(resp));
 	if (err)
 		goto err;
-	cq->cqn = resp.drv_payload.cqn;
-	cq->doorbell = srnic_doorbell(ctx, &resp.drv_payload.db);
+	cq->cqn = dresp->cqn;
+	cq->doorbell = srnic_doorbell(ctx, &dresp->db);
 	if (!cq->doorbell) {
 		ibv_cmd_destroy_cq(&cq->vcq.cq);
 		err = ENOMEM;
 		goto err;
 	}
-	return &cq->vcq.cq;
+	return cq;
 
 err:
 	if (cq->db)
@@ -205,6 +218,40 @@ err:
 	free(cq);
 	errno = err;
 	return NULL;
+}
+
+static struct ibv_cq *srnic_create_cq(struct ibv_context *ibctx, int cqe,
+				      struct ibv_comp_channel *channel,
+				      int comp_vector)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = cqe < 0 ? 0 : cqe,
+		.channel = channel,
+		.comp_vector = comp_vector,
+	};
+	struct srnic_cq *cq = srnic_cq_create(ibctx, &attr, false);
+
+	return cq ? &cq->vcq.cq : NULL;
+}
+
+static struct ibv_cq_ex *srnic_create_cq_ex(struct ibv_context *ibctx,
+					    struct ibv_cq_init_attr_ex *attr)
+{
+	struct srnic_cq *cq;
+	int err;
+
+	err = srnic_cqex_check(attr);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	cq = srnic_cq_create(ibctx, attr, true);
+	if (!cq)
+		return NULL;
+	srnic_cqex_init(cq, attr->wc_flags);
+	/* What libibverbs does for ibv_create_cq() but not for _ex. */
+	verbs_init_cq(&cq->vcq.cq, ibctx, attr->channel, attr->cq_context);
+	return &cq->vcq.cq_ex;
 }
 
 static int srnic_destroy_cq(struct ibv_cq *ibcq)
@@ -241,8 +288,7 @@ static int srnic_resize_cq(struct ibv_cq *ibcq, int cqe)
 		return ENOMEM;
 	pthread_spin_lock(&cq->lock);
 	/* The kernel reads the consumer counter from the doorbell record. */
-	atomic_store_explicit((_Atomic uint32_t *)&cq->db->consumer,
-			      cq->consumer, memory_order_release);
+	srnic_cq_publish(cq);
 	cmd.drv_payload.buf_addr = (uintptr_t)ring;
 	cmd.drv_payload.log_entries = log;
 	err = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
@@ -261,29 +307,14 @@ static int srnic_resize_cq(struct ibv_cq *ibcq, int cqe)
 	return 0;
 }
 
-static inline unsigned int srnic_wc_flags(uint8_t f)
-{
-	return (f & SRNIC_CQE_GRH ? IBV_WC_GRH : 0) |
-	       (f & SRNIC_CQE_WITH_IMM ? IBV_WC_WITH_IMM : 0) |
-	       (f & SRNIC_CQE_WITH_INV ? IBV_WC_WITH_INV : 0);
-}
-
 static int srnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct srnic_cq *cq = to_scq(ibcq);
-	uint32_t mask = (1u << cq->log_entries) - 1;
+	const struct srnic_cqe *cqe;
 	int n;
 
 	pthread_spin_lock(&cq->lock);
-	for (n = 0; n < ne; n++) {
-		struct srnic_cqe *cqe = &cq->ring[cq->consumer & mask];
-		uint8_t owner;
-
-		/* Pairs with the engine's release store of owner. */
-		owner = atomic_load_explicit((_Atomic uint8_t *)&cqe->owner,
-					     memory_order_acquire);
-		if (owner != srnic_cqe_owner(cq->consumer, cq->log_entries))
-			break;
+	for (n = 0; n < ne && (cqe = srnic_cqe_peek(cq)); n++) {
 		wc[n] = (struct ibv_wc){
 			.wr_id = cqe->wr_id,
 			.status = cqe->status,
@@ -300,8 +331,7 @@ static int srnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		cq->consumer++;
 	}
 	if (n)
-		atomic_store_explicit((_Atomic uint32_t *)&cq->db->consumer,
-				      cq->consumer, memory_order_release);
+		srnic_cq_publish(cq);
 	pthread_spin_unlock(&cq->lock);
 	return n;
 }
@@ -434,13 +464,16 @@ static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
 	}
 	/* No creation flag is supported; an empty flag set is fine. */
 	if ((attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD |
-					   IBV_QP_INIT_ATTR_CREATE_FLAGS)) ||
+					   IBV_QP_INIT_ATTR_CREATE_FLAGS |
+					   IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	     attr->create_flags)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	err = srnic_qp_geometry(attr, req);
+	err = srnic_qpex_check(attr);
+	if (!err)
+		err = srnic_qp_geometry(attr, req);
 	if (err) {
 		errno = err;
 		return NULL;
@@ -491,6 +524,7 @@ static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
 		err = ENOMEM;
 		goto err;
 	}
+	srnic_qpex_init(qp, attr);
 	return &qp->vqp.qp;
 
 err:
@@ -554,8 +588,7 @@ static void srnic_cq_clean(struct srnic_cq *cq, uint32_t qpn)
 	}
 	if (freed) {
 		cq->consumer += freed;
-		atomic_store_explicit((_Atomic uint32_t *)&cq->db->consumer,
-				      cq->consumer, memory_order_release);
+		srnic_cq_publish(cq);
 	}
 	pthread_spin_unlock(&cq->lock);
 }
@@ -695,6 +728,7 @@ static int srnic_destroy_ah(struct ibv_ah *ibah)
 
 const struct verbs_context_ops srnic_queue_ops = {
 	.create_cq = srnic_create_cq,
+	.create_cq_ex = srnic_create_cq_ex,
 	.destroy_cq = srnic_destroy_cq,
 	.resize_cq = srnic_resize_cq,
 	.poll_cq = srnic_poll_cq,

@@ -81,6 +81,8 @@ TEST(AbiLayout, CqCommands) {
 	EXPECT_EQ(sizeof(srnic_create_cq_req), 24u);
 	EXPECT_EQ(offsetof(srnic_create_cq_req, db_addr), 8u);
 	EXPECT_EQ(offsetof(srnic_create_cq_req, log_entries), 16u);
+	EXPECT_EQ(offsetof(srnic_create_cq_req, flags), 20u);
+	EXPECT_EQ(SRNIC_CQ_FLAG_TIMESTAMP, 1u);
 	EXPECT_EQ(sizeof(srnic_create_cq_resp), 24u);
 	EXPECT_EQ(offsetof(srnic_create_cq_resp, cqn), 16u);
 	EXPECT_EQ(sizeof(srnic_resize_cq_req), 16u);

@@ -534,8 +534,10 @@ TEST_F(rawq, create_cq_bad_requests)
 	EXPECT_NE(0, uverbs_create_cq(self->fd, 63, &bad, sizeof(bad), &out));
 	bad = r; bad.buf_addr = ~0ull & ~0xfffull;
 	EXPECT_NE(0, uverbs_create_cq(self->fd, 63, &bad, sizeof(bad), &out));
-	/* Reserved bits, trailing garbage, missing driver data. */
-	bad = r; bad.reserved = 1;
+	/* Unknown flags, trailing garbage, missing driver data. */
+	bad = r; bad.flags = SRNIC_CQ_FLAG_TIMESTAMP << 1;
+	EXPECT_EQ(-EOPNOTSUPP, uverbs_create_cq(self->fd, 63, &bad, sizeof(bad), &out));
+	bad = r; bad.flags = 1u << 31;
 	EXPECT_EQ(-EOPNOTSUPP, uverbs_create_cq(self->fd, 63, &bad, sizeof(bad), &out));
 	struct { struct srnic_create_cq_req r; uint64_t junk; } longer = { r, 5 };
 

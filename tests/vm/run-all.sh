@@ -19,6 +19,8 @@ run_ksft xrc_test
 run_ksft queue_test
 run_ksft engine_test
 run_ksft traffic_test
+run_ksft qpex_test
+run_ksft cqex_test
 run_ksft stress_test
 
 # The standard tools on the device.
@@ -37,7 +39,7 @@ run_tools
 
 # rdma-core's own suite: the modules of what srnic implements so far.
 run_pyverbs test_device test_pd test_cq test_qp test_addr test_mr test_atomic \
-	test_cq_events test_odp
+	test_cq_events test_odp test_qpex test_cqex
 
 # Last: unloading srnic with a context open, then a clean unload.
 SRNIC_TEST_RMMOD=1 run_ksft removal_test -t rmmod_with_open_context

@@ -135,6 +135,12 @@ run_tools() {
 	run_check "ibv_rc_pingpong -j" _tools_pingpong ibv_rc_pingpong -n 100 -j
 	# XRC: one server's SRQs, its client's XRC send QP.
 	run_check "ibv_xsrq_pingpong" _tools_pingpong ibv_xsrq_pingpong -n 20
+	# The extended verbs: ibv_wr_* posting (-N), ibv_cq_ex with completion
+	# timestamps (-t), and both.
+	for mode in "-N" "-t" "-N -t"; do
+		# shellcheck disable=SC2086
+		run_check "ibv_rc_pingpong $mode" _tools_pingpong ibv_rc_pingpong -n 100 $mode
+	done
 	for prog in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw; do
 		run_check "$prog" _tools_perftest "$prog" -n 200
 	done

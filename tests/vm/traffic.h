@@ -96,6 +96,9 @@ struct qp_opts {
 	struct ibv_srq *srq;
 	struct ibv_comp_channel *ch;
 	size_t buf_len;
+	uint64_t send_ops;	/* non-zero: ibv_create_qp_ex with these ops */
+	int cq_ex;		/* ibv_create_cq_ex with wc_flags */
+	uint64_t wc_flags;
 };
 
 static inline struct qp_opts qp_defaults(const struct env *e, enum ibv_qp_type t)
@@ -117,7 +120,9 @@ struct ep {
 	struct env *e;
 	struct qp_opts o;
 	struct ibv_cq *cq;
+	struct ibv_cq_ex *cqx;	/* with o.cq_ex: cq is its ibv_cq */
 	struct ibv_qp *qp;
+	struct ibv_qp_ex *qpx;	/* with o.send_ops */
 	struct ibv_mr *mr;
 	uint8_t *buf;
 	struct ibv_qp_cap cap;
@@ -155,7 +160,16 @@ static inline int ep_create(struct env *e, const struct qp_opts *o, struct ep *x
 	memset(x, 0, sizeof(*x));
 	x->e = e;
 	x->o = *o;
-	x->cq = ibv_create_cq(e->ctx, o->cqe, NULL, o->ch, 0);
+	if (o->cq_ex) {
+		struct ibv_cq_init_attr_ex ca = {
+			.cqe = o->cqe, .channel = o->ch, .wc_flags = o->wc_flags,
+		};
+
+		x->cqx = ibv_create_cq_ex(e->ctx, &ca);
+		x->cq = x->cqx ? ibv_cq_ex_to_cq(x->cqx) : NULL;
+	} else {
+		x->cq = ibv_create_cq(e->ctx, o->cqe, NULL, o->ch, 0);
+	}
 	if (!x->cq)
 		goto err;
 	x->buf = mmap(NULL, o->buf_len, PROT_READ | PROT_WRITE,
@@ -169,7 +183,24 @@ static inline int ep_create(struct env *e, const struct qp_opts *o, struct ep *x
 		goto err;
 	init.send_cq = x->cq;
 	init.recv_cq = x->cq;
-	x->qp = ibv_create_qp(e->pd, &init);
+	if (o->send_ops) {
+		struct ibv_qp_init_attr_ex ia = {
+			.send_cq = x->cq, .recv_cq = x->cq, .srq = init.srq,
+			.cap = init.cap, .qp_type = init.qp_type,
+			.sq_sig_all = init.sq_sig_all, .pd = e->pd,
+			.comp_mask = IBV_QP_INIT_ATTR_PD |
+				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.send_ops_flags = o->send_ops,
+		};
+
+		x->qp = ibv_create_qp_ex(e->ctx, &ia);
+		init.cap = ia.cap;
+		x->qpx = x->qp ? ibv_qp_to_qp_ex(x->qp) : NULL;
+		if (x->qp && !x->qpx)
+			goto err;
+	} else {
+		x->qp = ibv_create_qp(e->pd, &init);
+	}
 	if (!x->qp)
 		goto err;
 	x->cap = init.cap;
