@@ -89,12 +89,91 @@ static struct ibv_pd *srnic_alloc_pd(struct ibv_context *ibctx)
 
 static int srnic_dealloc_pd(struct ibv_pd *ibpd)
 {
-	int err = ibv_cmd_dealloc_pd(ibpd);
+	struct srnic_pd *pd = to_spd(ibpd);
+	int err;
 
+	/* A parent domain is the provider's alone. */
+	if (pd->protection) {
+		atomic_fetch_sub(&pd->protection->users, 1);
+		free(pd);
+		return 0;
+	}
+	if (atomic_load(&pd->users))
+		return EBUSY;
+	err = ibv_cmd_dealloc_pd(ibpd);
 	if (err)
 		return err;
-	free(to_spd(ibpd));
+	free(pd);
 	return 0;
+}
+
+/*
+ * Thread domains: a promise that one thread uses the objects made with
+ * them.  The queues keep their locks (uncontended, they cost little).
+ */
+static struct ibv_td *srnic_alloc_td(struct ibv_context *ctx,
+				     struct ibv_td_init_attr *attr)
+{
+	struct ibv_td *td;
+
+	if (attr->comp_mask) {
+		errno = EINVAL;
+		return NULL;
+	}
+	td = calloc(1, sizeof(*td));
+	if (!td) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	td->context = ctx;
+	return td;
+}
+
+static int srnic_dealloc_td(struct ibv_td *td)
+{
+	free(td);
+	return 0;
+}
+
+/*
+ * A parent domain: the PD's handle (every command made with it names the
+ * PD), a thread domain, and allocators the queues made with it take their
+ * ring memory from.
+ */
+static struct ibv_pd *
+srnic_alloc_parent_domain(struct ibv_context *ctx,
+			  struct ibv_parent_domain_init_attr *attr)
+{
+	struct srnic_pd *pd, *prot;
+
+	if (!attr->pd || attr->pd->context != ctx ||
+	    to_spd(attr->pd)->protection ||
+	    (attr->comp_mask & ~(uint32_t)(IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+					   IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)) ||
+	    ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	     (!attr->alloc || !attr->free))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	prot = to_spd(attr->pd);
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->ibpd.context = ctx;
+	pd->ibpd.handle = prot->ibpd.handle;
+	pd->pdn = prot->pdn;
+	pd->protection = prot;
+	pd->td = attr->td;
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pd->alloc = attr->alloc;
+		pd->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	atomic_fetch_add(&prot->users, 1);
+	return &pd->ibpd;
 }
 
 static void srnic_free_context(struct ibv_context *ibctx)
@@ -113,6 +192,9 @@ static const struct verbs_context_ops srnic_ctx_ops = {
 	.query_port = srnic_query_port,
 	.alloc_pd = srnic_alloc_pd,
 	.dealloc_pd = srnic_dealloc_pd,
+	.alloc_td = srnic_alloc_td,
+	.dealloc_td = srnic_dealloc_td,
+	.alloc_parent_domain = srnic_alloc_parent_domain,
 	.reg_mr = srnic_reg_mr,
 	.rereg_mr = srnic_rereg_mr,
 	.dereg_mr = srnic_dereg_mr,

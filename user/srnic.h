@@ -88,6 +88,7 @@ struct srnic_cq {
 	pthread_spinlock_t lock;
 	struct srnic_cqe *ring;
 	size_t ring_len;
+	struct srnic_pd *owner;		/* parent domain whose allocator made it */
 	uint32_t log_entries;
 	uint32_t consumer;		/* free running */
 	uint32_t arm_sn;
@@ -101,6 +102,7 @@ struct srnic_cq {
 struct srnic_wq {
 	void *ring;
 	size_t ring_len;
+	struct srnic_pd *owner;		/* parent domain whose allocator made it */
 	uint32_t log_entries;
 	uint32_t log_stride;
 };
@@ -143,9 +145,29 @@ struct srnic_ah {
 	struct srnic_av av;
 };
 
+/*
+ * A PD, or a parent domain (@protection set): a PD's kernel handle with a
+ * thread domain and the application's allocators for queue memory.
+ */
 struct srnic_pd {
 	struct ibv_pd ibpd;
 	uint32_t pdn;
+	_Atomic int users;		/* parent domains on this PD */
+	struct srnic_pd *protection;
+	struct ibv_td *td;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
+};
+
+/* resource_type of a parent domain's allocator calls. */
+enum srnic_res_type {
+	SRNIC_RES_CQ = 1,
+	SRNIC_RES_SQ = 2,
+	SRNIC_RES_RQ = 3,
+	SRNIC_RES_SRQ = 4,
 };
 
 /* srnic_mr.c */
@@ -198,7 +220,9 @@ int srnic_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 /* srnic_queues.c: queue memory, shared with srnic_srq.c */
 void *srnic_dbrec_alloc(struct srnic_context *ctx);
 void srnic_dbrec_free(struct srnic_context *ctx, void *rec);
-void *srnic_ring_alloc(uint32_t log, size_t *len);
+void *srnic_ring_alloc(struct ibv_pd *pd, uint64_t type, uint32_t log,
+		       size_t *len, struct srnic_pd **owner);
+void srnic_ring_free(void *ring, struct srnic_pd *owner, uint64_t type);
 uint32_t srnic_log2_ceil(uint32_t v);
 
 /* srnic_srq.c */

@@ -30,8 +30,10 @@ int srnic_cqex_check(const struct ibv_cq_init_attr_ex *attr)
 	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
 					  IBV_CQ_INIT_ATTR_MASK_PD))
 		return EINVAL;
-	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
-		return EOPNOTSUPP;
+	/* A parent domain gives the ring its allocator; a plain PD no sense. */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || !to_spd(attr->parent_domain)->protection))
+		return EINVAL;
 	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) {
 		if (attr->flags & ~(uint32_t)(IBV_CREATE_CQ_ATTR_SINGLE_THREADED |
 					      IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN))

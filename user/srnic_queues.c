@@ -120,18 +120,49 @@ out:
 	return slot;
 }
 
-/* A zeroed, page-aligned ring of 1 << log bytes. */
-void *srnic_ring_alloc(uint32_t log, size_t *len)
+/*
+ * A zeroed, page-aligned ring of 1 << log bytes; from the allocator of @pd
+ * if it is a parent domain with one (*@owner says so, for the free).
+ */
+void *srnic_ring_alloc(struct ibv_pd *pd, uint64_t type, uint32_t log,
+		       size_t *len, struct srnic_pd **owner)
 {
-	void *ring;
+	struct srnic_pd *parent = pd ? to_spd(pd) : NULL;
+	void *ring = IBV_ALLOCATOR_USE_DEFAULT;
 
+	*owner = NULL;
 	*len = (size_t)1 << log;
 	if (*len < SRNIC_PAGE_SIZE)
 		*len = SRNIC_PAGE_SIZE;
-	if (posix_memalign(&ring, SRNIC_PAGE_SIZE, *len))
+	if (parent && parent->alloc) {
+		ring = parent->alloc(pd, parent->pd_context, *len,
+				     SRNIC_PAGE_SIZE, type);
+		if (!ring)
+			return NULL;
+		/* The kernel pins whole pages of it: it must be aligned. */
+		if (ring != IBV_ALLOCATOR_USE_DEFAULT &&
+		    ((uintptr_t)ring & (SRNIC_PAGE_SIZE - 1))) {
+			parent->free(pd, parent->pd_context, ring, type);
+			return NULL;
+		}
+		if (ring != IBV_ALLOCATOR_USE_DEFAULT)
+			*owner = parent;
+	}
+	if (ring == IBV_ALLOCATOR_USE_DEFAULT &&
+	    posix_memalign(&ring, SRNIC_PAGE_SIZE, *len))
 		return NULL;
 	memset(ring, 0, *len);
 	return ring;
+}
+
+void srnic_ring_free(void *ring, struct srnic_pd *owner, uint64_t type)
+{
+	if (!ring)
+		return;
+	if (owner)
+		owner->free(&owner->ibpd, owner->pd_context, ring, type);
+	else
+		free(ring);
 }
 
 uint32_t srnic_log2_ceil(uint32_t v)
@@ -179,7 +210,10 @@ static struct srnic_cq *srnic_cq_create(struct ibv_context *ibctx,
 	cq->log_entries = srnic_log2_ceil(attr->cqe + 1);
 	if (cq->log_entries < 1)
 		cq->log_entries = 1;
-	cq->ring = srnic_ring_alloc(cq->log_entries + 6, &cq->ring_len);
+	cq->ring = srnic_ring_alloc((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ?
+				    attr->parent_domain : NULL,
+				    SRNIC_RES_CQ, cq->log_entries + 6,
+				    &cq->ring_len, &cq->owner);
 	cq->db = srnic_dbrec_alloc(ctx);
 	if (!cq->ring || !cq->db || pthread_spin_init(&cq->lock, 0)) {
 		err = ENOMEM;
@@ -214,7 +248,7 @@ static struct srnic_cq *srnic_cq_create(struct ibv_context *ibctx,
 err:
 	if (cq->db)
 		srnic_dbrec_free(ctx, cq->db);
-	free(cq->ring);
+	srnic_ring_free(cq->ring, cq->owner, SRNIC_RES_CQ);
 	free(cq);
 	errno = err;
 	return NULL;
@@ -263,7 +297,7 @@ static int srnic_destroy_cq(struct ibv_cq *ibcq)
 		return err;
 	srnic_dbrec_free(to_sctx(ibcq->context), cq->db);
 	pthread_spin_destroy(&cq->lock);
-	free(cq->ring);
+	srnic_ring_free(cq->ring, cq->owner, SRNIC_RES_CQ);
 	free(cq);
 	return 0;
 }
@@ -274,6 +308,7 @@ static int srnic_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct srnic_resize_cq_cmd cmd = {};
 	struct srnic_resize_cq_cmd_resp resp = {};
 	uint32_t log;
+	struct srnic_pd *owner;
 	size_t len;
 	void *ring;
 	int err;
@@ -283,7 +318,9 @@ static int srnic_resize_cq(struct ibv_cq *ibcq, int cqe)
 	log = srnic_log2_ceil(cqe + 1);
 	if (log < 1)
 		log = 1;
-	ring = srnic_ring_alloc(log + 6, &len);
+	/* From the same allocator as the ring it replaces. */
+	ring = srnic_ring_alloc(cq->owner ? &cq->owner->ibpd : NULL,
+				SRNIC_RES_CQ, log + 6, &len, &owner);
 	if (!ring)
 		return ENOMEM;
 	pthread_spin_lock(&cq->lock);
@@ -295,11 +332,12 @@ static int srnic_resize_cq(struct ibv_cq *ibcq, int cqe)
 				&resp.ibv_resp, sizeof(resp));
 	if (err) {
 		pthread_spin_unlock(&cq->lock);
-		free(ring);
+		srnic_ring_free(ring, owner, SRNIC_RES_CQ);
 		return err;
 	}
-	free(cq->ring);
+	srnic_ring_free(cq->ring, cq->owner, SRNIC_RES_CQ);
 	cq->ring = ring;
+	cq->owner = owner;
 	cq->ring_len = len;
 	cq->log_entries = log;
 	cq->consumer = resp.drv_payload.consumer;
@@ -396,8 +434,8 @@ static void srnic_qp_free(struct srnic_context *ctx, struct srnic_qp *qp)
 {
 	if (qp->db)
 		srnic_dbrec_free(ctx, qp->db);
-	free(qp->sq.ring);
-	free(qp->rq.ring);
+	srnic_ring_free(qp->sq.ring, qp->sq.owner, SRNIC_RES_SQ);
+	srnic_ring_free(qp->rq.ring, qp->rq.owner, SRNIC_RES_RQ);
 	free(qp);
 }
 
@@ -447,6 +485,7 @@ static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
 	struct srnic_create_qp_cmd cmd = {};
 	struct srnic_create_qp_cmd_resp resp = {};
 	struct srnic_create_qp_req *req = &cmd.drv_payload;
+	struct ibv_pd *qp_pd = NULL;
 	struct srnic_qp *qp;
 	int err;
 
@@ -485,17 +524,22 @@ static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
 	}
 	qp->sq.log_entries = req->sq_log_entries;
 	qp->sq.log_stride = req->sq_log_stride;
-	qp->sq.ring = srnic_ring_alloc(req->sq_log_entries + req->sq_log_stride,
-				       &qp->sq.ring_len);
+	/* A parent domain's allocator, if the QP was made with one. */
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_PD)
+		qp_pd = attr->pd;
+	qp->sq.ring = srnic_ring_alloc(qp_pd, SRNIC_RES_SQ,
+				       req->sq_log_entries + req->sq_log_stride,
+				       &qp->sq.ring_len, &qp->sq.owner);
 	err = ENOMEM;
 	if (!qp->sq.ring)
 		goto err;
 	if (req->rq_log_stride) {
 		qp->rq.log_entries = req->rq_log_entries;
 		qp->rq.log_stride = req->rq_log_stride;
-		qp->rq.ring = srnic_ring_alloc(req->rq_log_entries +
+		qp->rq.ring = srnic_ring_alloc(qp_pd, SRNIC_RES_RQ,
+					       req->rq_log_entries +
 					       req->rq_log_stride,
-					       &qp->rq.ring_len);
+					       &qp->rq.ring_len, &qp->rq.owner);
 		if (!qp->rq.ring)
 			goto err;
 		req->rq_buf_addr = (uintptr_t)qp->rq.ring;
@@ -675,7 +719,7 @@ static int srnic_destroy_srq(struct ibv_srq *ibsrq)
 		return err;
 	srnic_dbrec_free(to_sctx(ibsrq->context), srq->db);
 	pthread_spin_destroy(&srq->lock);
-	free(srq->wq.ring);
+	srnic_ring_free(srq->wq.ring, srq->wq.owner, SRNIC_RES_SRQ);
 	free(srq);
 	return 0;
 }

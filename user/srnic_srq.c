@@ -80,8 +80,10 @@ struct ibv_srq *srnic_create_srq_ex(struct ibv_context *ibctx,
 	srq->wq.log_stride = srnic_log2_ceil(need < SRNIC_RECV_WQE_MIN ?
 					     SRNIC_RECV_WQE_MIN : need);
 	srq->wq.log_entries = srnic_log2_ceil(attr->attr.max_wr);
-	srq->wq.ring = srnic_ring_alloc(srq->wq.log_entries + srq->wq.log_stride,
-					&srq->wq.ring_len);
+	srq->wq.ring = srnic_ring_alloc((attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) ?
+					attr->pd : NULL, SRNIC_RES_SRQ,
+					srq->wq.log_entries + srq->wq.log_stride,
+					&srq->wq.ring_len, &srq->wq.owner);
 	srq->db = srnic_dbrec_alloc(ctx);
 	err = ENOMEM;
 	if (!srq->wq.ring || !srq->db)
@@ -106,7 +108,7 @@ struct ibv_srq *srnic_create_srq_ex(struct ibv_context *ibctx,
 err:
 	if (srq->db)
 		srnic_dbrec_free(ctx, srq->db);
-	free(srq->wq.ring);
+	srnic_ring_free(srq->wq.ring, srq->wq.owner, SRNIC_RES_SRQ);
 	free(srq);
 	errno = err;
 	return NULL;

@@ -106,9 +106,11 @@ TEST_F(create, refused_and_accepted)
 	a.flags = 1u << 5;
 	EXPECT_EQ(EINVAL, try_create(&self->e, a));
 	a.flags = 0;
-	/* No parent domains. */
+	/* A parent domain is required with MASK_PD, not a plain PD (pd_test). */
 	a.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD;
-	EXPECT_EQ(EOPNOTSUPP, try_create(&self->e, a));
+	a.parent_domain = self->e.pd;
+	EXPECT_EQ(EINVAL, try_create(&self->e, a));
+	a.parent_domain = NULL;
 	a.comp_mask = 0;
 	a.cqe = self->e.dev.max_cqe + 1;
 	EXPECT_EQ(EINVAL, try_create(&self->e, a));

@@ -16,6 +16,7 @@ run_ksft mw_test
 run_ksft odp_test
 run_ksft dm_test
 run_ksft xrc_test
+run_ksft pd_test
 run_ksft queue_test
 run_ksft engine_test
 run_ksft traffic_test
@@ -39,7 +40,7 @@ run_tools
 
 # rdma-core's own suite: the modules of what srnic implements so far.
 run_pyverbs test_device test_pd test_cq test_qp test_addr test_mr test_atomic \
-	test_cq_events test_odp test_qpex test_cqex
+	test_cq_events test_odp test_qpex test_cqex test_parent_domain
 
 # Last: unloading srnic with a context open, then a clean unload.
 SRNIC_TEST_RMMOD=1 run_ksft removal_test -t rmmod_with_open_context
