@@ -38,9 +38,9 @@ run_check "rdma link shows $SRNIC_DEV on $SRNIC_NETDEV" \
 . "$top/tests/vm/tools.sh"
 run_tools
 
-# rdma-core's own suite: the modules of what srnic implements so far.
-run_pyverbs test_device test_pd test_cq test_qp test_addr test_mr test_atomic \
-	test_cq_events test_odp test_qpex test_cqex test_parent_domain
+# rdma-core's own suite, whole (Debian's python3-pyverbs): every generic test
+# runs; vendor (mlx5, EFA, CUDA) tests skip themselves.
+run_pyverbs
 
 # Last: unloading srnic with a context open, then a clean unload.
 SRNIC_TEST_RMMOD=1 run_ksft removal_test -t rmmod_with_open_context
