@@ -87,6 +87,14 @@ struct srnic_alloc_ucontext_req {
 	__u32 reserved;
 };
 
+/*
+ * A context's first UAR page and the engine status page are always at these
+ * mmap offsets (also reported in the response below): a process importing
+ * the context (ibv_import_device) gets no response and maps them here.
+ */
+#define SRNIC_UAR0_MMAP_OFFSET 0ull
+#define SRNIC_STATUS_MMAP_OFFSET ((__u64)SRNIC_PAGE_SIZE)
+
 /* ibv_get_context: udata of the response. */
 struct srnic_alloc_ucontext_resp {
 	__u32 abi_version;	/* SRNIC_ABI_VERSION */

@@ -206,6 +206,12 @@ static int srnic_alloc_ucontext(struct ib_ucontext *ibuc,
 		goto err_uar;
 	}
 
+	/* A fresh context's first two entries: the ABI fixes them. */
+	if (suc->uars[0]->mmap_offset != SRNIC_UAR0_MMAP_OFFSET ||
+	    resp.status_mmap_offset != SRNIC_STATUS_MMAP_OFFSET) {
+		err = -EPROTO;
+		goto err_status;
+	}
 	resp.abi_version = SRNIC_ABI_VERSION;
 	resp.page_size = SRNIC_PAGE_SIZE;
 	resp.num_uars = 1;
@@ -224,6 +230,17 @@ err_uar:
 err_count:
 	atomic_dec(&sdev->num_ucontext);
 	return err;
+}
+
+/*
+ * ibv_import_device: what another process learns of a context it shares.
+ * The core answers the generic part; the offsets a provider needs are
+ * fixed by the ABI (SRNIC_UAR0_MMAP_OFFSET, SRNIC_STATUS_MMAP_OFFSET).
+ */
+static int srnic_query_ucontext(struct ib_ucontext *ibuc,
+				struct uverbs_attr_bundle *attrs)
+{
+	return 0;
 }
 
 static void srnic_dealloc_ucontext(struct ib_ucontext *ibuc)
@@ -350,6 +367,7 @@ const struct ib_device_ops srnic_dev_ops = {
 	.get_dev_fw_str = srnic_get_dev_fw_str,
 
 	.alloc_ucontext = srnic_alloc_ucontext,
+	.query_ucontext = srnic_query_ucontext,
 	.dealloc_ucontext = srnic_dealloc_ucontext,
 	.disassociate_ucontext = srnic_disassociate_ucontext,
 	.mmap = srnic_mmap,

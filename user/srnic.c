@@ -176,6 +176,50 @@ srnic_alloc_parent_domain(struct ibv_context *ctx,
 	return &pd->ibpd;
 }
 
+/* ibv_import_pd: a PD of the shared context, known by its handle. */
+static struct ibv_pd *srnic_import_pd(struct ibv_context *ctx,
+				      uint32_t pd_handle)
+{
+	struct srnic_pd *pd = calloc(1, sizeof(*pd));
+
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->ibpd.context = ctx;
+	pd->ibpd.handle = pd_handle;
+	return &pd->ibpd;
+}
+
+static void srnic_unimport_pd(struct ibv_pd *pd)
+{
+	free(to_spd(pd));
+}
+
+/* ibv_import_mr: keys, address and length come from the kernel. */
+static struct ibv_mr *srnic_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	struct verbs_mr *vmr = calloc(1, sizeof(*vmr));
+	int err;
+
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_query_mr(pd, vmr, mr_handle);
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+static void srnic_unimport_mr(struct ibv_mr *mr)
+{
+	free(verbs_get_mr(mr));
+}
+
 static void srnic_free_context(struct ibv_context *ibctx)
 {
 	struct srnic_context *ctx = to_sctx(ibctx);
@@ -205,6 +249,12 @@ static const struct verbs_context_ops srnic_ctx_ops = {
 	.reg_dm_mr = srnic_reg_dm_mr,
 	.dealloc_mw = srnic_dealloc_mw,
 	.bind_mw = srnic_bind_mw,
+	.import_pd = srnic_import_pd,
+	.unimport_pd = srnic_unimport_pd,
+	.import_mr = srnic_import_mr,
+	.unimport_mr = srnic_unimport_mr,
+	.import_dm = srnic_import_dm,
+	.unimport_dm = srnic_unimport_dm,
 	.free_context = srnic_free_context,
 };
 
@@ -279,6 +329,44 @@ err_free:
 	return NULL;
 }
 
+/*
+ * ibv_import_device: another context on the same command FD (another
+ * process's, passed over a socket, or a dup).  No response this time: the
+ * ABI fixes where the first UAR page and the status page are.
+ */
+static struct verbs_context *srnic_import_context(struct ibv_device *ibdev,
+						  int cmd_fd)
+{
+	struct srnic_alloc_ucontext_resp r = {
+		.abi_version = SRNIC_ABI_VERSION,
+		.page_size = SRNIC_PAGE_SIZE,
+		.num_uars = 1,
+		.dbs_per_uar = SRNIC_DBS_PER_UAR,
+		.uar_mmap_offset = SRNIC_UAR0_MMAP_OFFSET,
+		.status_mmap_offset = SRNIC_STATUS_MMAP_OFFSET,
+		.num_engines = 1,
+	};
+	struct srnic_context *ctx;
+	int err;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, vctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+	err = ibv_cmd_query_context(&ctx->vctx.context, NULL);
+	if (!err)
+		err = srnic_map(ctx, cmd_fd, &r);
+	if (err) {
+		verbs_uninit_context(&ctx->vctx);
+		free(ctx);
+		errno = err;
+		return NULL;
+	}
+	verbs_set_ops(&ctx->vctx, &srnic_ctx_ops);
+	verbs_set_ops(&ctx->vctx, &srnic_queue_ops);
+	return &ctx->vctx;
+}
+
 static struct verbs_device *srnic_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
 {
 	struct srnic_device *dev;
@@ -310,6 +398,7 @@ static const struct verbs_device_ops srnic_dev_ops = {
 	.alloc_device = srnic_alloc_device,
 	.uninit_device = srnic_uninit_device,
 	.alloc_context = srnic_alloc_context,
+	.import_context = srnic_import_context,
 };
 
 VERBS_PROVIDER_REGISTER(srnic_dev_ops)

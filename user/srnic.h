@@ -185,6 +185,8 @@ int srnic_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 struct ibv_dm *srnic_alloc_dm(struct ibv_context *ctx,
 			      struct ibv_alloc_dm_attr *attr);
 int srnic_free_dm(struct ibv_dm *ibdm);
+struct ibv_dm *srnic_import_dm(struct ibv_context *ctx, uint32_t dm_handle);
+void srnic_unimport_dm(struct ibv_dm *ibdm);
 struct ibv_mr *srnic_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 			       uint64_t dm_offset, size_t length,
 			       unsigned int access);

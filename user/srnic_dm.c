@@ -147,3 +147,47 @@ struct ibv_mr *srnic_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 	}
 	return &vmr->ibv_mr;
 }
+
+/*
+ * ibv_import_dm: a DM of the shared context, by its handle.  Its mapping is
+ * at the offset the handle gives; its length is the one size the kernel
+ * accepts a mapping of, found by trying (a DM is at most 64 pages).
+ */
+struct ibv_dm *srnic_import_dm(struct ibv_context *ctx, uint32_t dm_handle)
+{
+	struct srnic_dm *dm = calloc(1, sizeof(*dm));
+	size_t pages;
+
+	if (!dm) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	dm->vdm.handle = dm_handle;
+	dm->vdm.dm.handle = dm_handle;
+	dm->vdm.dm.comp_mask = IBV_DM_MASK_HANDLE;
+	dm->vdm.dm.context = ctx;
+	for (pages = 1; pages <= SRNIC_DM_MAX_PAGES; pages++) {
+		dm->map_len = pages * SRNIC_PAGE_SIZE;
+		dm->addr = srnic_dm_map(ctx, dm);
+		if (dm->addr)
+			break;
+	}
+	if (!dm->addr) {
+		free(dm);
+		errno = EINVAL;
+		return NULL;
+	}
+	/* Copies are bounded by the mapping: the length rounded to pages. */
+	dm->length = dm->map_len;
+	dm->vdm.dm.memcpy_to_dm = srnic_memcpy_to_dm;
+	dm->vdm.dm.memcpy_from_dm = srnic_memcpy_from_dm;
+	return &dm->vdm.dm;
+}
+
+void srnic_unimport_dm(struct ibv_dm *ibdm)
+{
+	struct srnic_dm *dm = to_sdm(ibdm);
+
+	munmap(dm->addr, dm->map_len);
+	free(dm);
+}

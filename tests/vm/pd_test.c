@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Thread domains and parent domains on $SRNIC_DEV: queues made through a
- * parent domain take their rings from its allocators (and give them back),
- * work like any other, and the PD under a parent domain stays until the
- * parent domain goes.
+ * Sharing on $SRNIC_DEV: thread domains and parent domains (queues made
+ * through a parent domain take their rings from its allocators and give
+ * them back; the PD under it stays until it goes), and a context imported
+ * from its command FD with its PD, MR and DM.
  */
 #include <sys/mman.h>
 
@@ -207,6 +207,69 @@ TEST_F(pdom, allocator_answers)
 	EXPECT_EQ(1, self->pool.frees);
 	/* A plain PD is no parent domain for a CQ. */
 	EXPECT_EQ(NULL, ibv_create_cq_ex(self->e.ctx, &plain));
+}
+
+/* ---- sharing a context: ibv_import_device and the object imports ---- */
+
+TEST_F(pdom, import_context_pd_mr_dm)
+{
+	struct ibv_context *ctx2;
+	struct ibv_pd *pd2;
+	struct ibv_mr *mr2;
+	struct ibv_alloc_dm_attr da = { .length = 3 * 4096 };
+	struct ibv_dm *dm, *dm2;
+	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
+	struct env e2;
+	struct ep a, b, c, d;
+	uint8_t buf[64];
+	int fd;
+
+	fd = dup(self->e.ctx->cmd_fd);
+	ASSERT_LE(0, fd);
+	ctx2 = ibv_import_device(fd);
+	ASSERT_NE(NULL, ctx2) TH_LOG("import_device: %s", strerror(errno));
+	pd2 = ibv_import_pd(ctx2, self->e.pd->handle);
+	ASSERT_NE(NULL, pd2) TH_LOG("import_pd: %s", strerror(errno));
+
+	/* An MR of the first context, seen from the second. */
+	ASSERT_EQ(0, pair_make(&self->e, &o, &o, &a, &b));
+	mr2 = ibv_import_mr(pd2, b.mr->handle);
+	ASSERT_NE(NULL, mr2) TH_LOG("import_mr: %s", strerror(errno));
+	EXPECT_EQ(b.mr->lkey, mr2->lkey);
+	EXPECT_EQ(b.mr->rkey, mr2->rkey);
+	EXPECT_EQ(b.mr->length, mr2->length);
+	/* (Its address is the sharer's to tell: the kernel knows the iova.) */
+
+	/* Queues of the imported context, on the imported PD, carry traffic. */
+	e2 = self->e;
+	e2.ctx = ctx2;
+	e2.pd = pd2;
+	ASSERT_EQ(0, pair_make(&e2, &o, &o, &c, &d));
+	fill(c.buf, 512, 9);
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma_op(&c, IBV_WR_RDMA_WRITE, 0, 512,
+					  (uintptr_t)b.buf + 1024, mr2->rkey, 0));
+	EXPECT_EQ(-1, verify(b.buf + 1024, 512, 9));
+	ep_destroy(&c);
+	ep_destroy(&d);
+
+	/* Device memory written in one context is read in the other. */
+	dm = ibv_alloc_dm(self->e.ctx, &da);
+	ASSERT_NE(NULL, dm);
+	dm2 = ibv_import_dm(ctx2, dm->handle);
+	ASSERT_NE(NULL, dm2) TH_LOG("import_dm: %s", strerror(errno));
+	fill(buf, sizeof(buf), 10);
+	ASSERT_EQ(0, ibv_memcpy_to_dm(dm, 8192, buf, sizeof(buf)));
+	memset(buf, 0, sizeof(buf));
+	ASSERT_EQ(0, ibv_memcpy_from_dm(buf, dm2, 8192, sizeof(buf)));
+	EXPECT_EQ(-1, verify(buf, sizeof(buf), 10));
+
+	ibv_unimport_dm(dm2);
+	EXPECT_EQ(0, ibv_free_dm(dm));
+	ibv_unimport_mr(mr2);
+	ibv_unimport_pd(pd2);
+	ep_destroy(&a);
+	ep_destroy(&b);
+	EXPECT_EQ(0, ibv_close_device(ctx2));
 }
 
 TEST_HARNESS_MAIN
