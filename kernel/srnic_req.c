@@ -124,7 +124,7 @@ static int srnic_ud_target(struct srnic_dev *sdev, struct srnic_qp *qp,
  * -EINPROGRESS when it waits for an ODP page fault (qp->fault_wait).
  * Runs inside srnic_odp_srcu: ODP pages it found mapped stay so.
  */
-static int __srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
+static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 			    struct srnic_qp *qp)
 {
 	enum ib_qp_type type = qp->ibqp.qp_type;
@@ -355,16 +355,6 @@ complete:
 	return 0;
 }
 
-static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
-			  struct srnic_qp *qp)
-{
-	int idx = srcu_read_lock(&srnic_odp_srcu);
-	int ret = __srnic_send_one(sdev, eng, qp);
-
-	srcu_read_unlock(&srnic_odp_srcu, idx);
-	return ret;
-}
-
 /*
  * Runs up to @budget send WQEs of @qp with @eng: the engine thread's, or a
  * doorbell system call's.  qp->lock makes them take turns, so the QP's
@@ -376,7 +366,7 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 		     struct srnic_qp *qp, int budget, unsigned long *timer)
 {
 	u32 prod, n = 1U << qp->sq.log_entries;
-	int done = 0, state, ret;
+	int done = 0, state, ret, srcu;
 
 	/* Never wait: the lock holder runs the QP, or the next scan will. */
 	if (!mutex_trylock(&qp->lock)) {
@@ -403,6 +393,11 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 		}
 		qp->rnr_wait = false;
 	}
+	/*
+	 * One SRCU read section for the batch (at most @budget WQEs): ODP
+	 * invalidations wait for it, and it costs a full barrier to enter.
+	 */
+	srcu = srcu_read_lock(&srnic_odp_srcu);
 	while (done < budget) {
 		prod = READ_ONCE(qp->dbr.kva->value);
 		if (prod == qp->sq_cons)
@@ -427,6 +422,7 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 		if (READ_ONCE(qp->state) != IB_QPS_RTS)
 			break;
 	}
+	srcu_read_unlock(&srnic_odp_srcu, srcu);
 out:
 	mutex_unlock(&qp->lock);
 	return done;
