@@ -209,7 +209,6 @@ int srnic_qp_flush(struct srnic_qp *qp)
 	spin_lock(&qp->rq_lock);
 	if (qp->rwqe_held) {
 		const struct srnic_recv_wqe_hdr *hdr = qp->held_rwqe;
-
 		struct srnic_srq *srq = NULL;
 
 		qp->rwqe_held = false;

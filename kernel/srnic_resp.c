@@ -48,7 +48,7 @@ static int srnic_recv_take(struct srnic_qp *qp, struct srnic_srq *srq,
 	int ret = 1;
 
 	/* A WQE taken earlier for a message that faulted comes first. */
-	if (qp->held_rwqe) {
+	if (READ_ONCE(qp->rwqe_held)) {
 		spin_lock(&qp->rq_lock);
 		if (qp->rwqe_held && (!srq || qp->held_srqn == srq->srqn)) {
 			qp->rwqe_held = false;
