@@ -165,6 +165,7 @@ struct srnic_dev {
 		atomic64_t page_faults, pages_faulted;
 		atomic64_t invalidations, pages_invalidated;
 		atomic64_t prefetches, pages_prefetched;
+		atomic64_t children;	/* implicit MRs' chunks, now */
 	} odp_stats;
 
 	/* Queue numbers: QPN 0 and 1 are reserved by the IB spec. */

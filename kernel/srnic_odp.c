@@ -32,7 +32,7 @@ struct srnic_odp {
 	bool implicit;
 	u64 va;				/* explicit: virtual address of mr->iova */
 	struct xarray children;		/* implicit: chunk -> struct ib_umem_odp */
-	struct mutex child_lock;	/* creating children */
+	struct mutex child_lock;	/* implicit: children made and mapped */
 	atomic_t invalidating;		/* notifiers running on this MR */
 };
 
@@ -115,8 +115,10 @@ void srnic_odp_dereg(struct srnic_mr *mr)
 
 	if (!odp)
 		return;
-	xa_for_each(&odp->children, idx, child)
+	xa_for_each(&odp->children, idx, child) {
 		ib_umem_odp_release(child);
+		atomic64_dec(&odp->sdev->odp_stats.children);
+	}
 	xa_destroy(&odp->children);
 	ib_umem_odp_release(odp->umem);
 	mr->odp = NULL;
@@ -187,31 +189,51 @@ void *srnic_odp_kva(struct srnic_mr *mr, u64 iova, size_t *contig)
 	return (void *)(uintptr_t)e + in_page;
 }
 
-/* An implicit MR's child for the chunk of @va, made if missing. */
-static struct ib_umem_odp *srnic_odp_child(struct srnic_mr *mr, u64 va)
+/*
+ * An implicit MR's child for the chunk of @va, made if missing (*@made),
+ * with odp->child_lock held.  Only user addresses of the owning mm.
+ */
+static struct ib_umem_odp *srnic_odp_child(struct srnic_mr *mr, u64 va,
+					   bool *made)
 {
 	struct srnic_odp *odp = mr->odp;
 	unsigned long idx = va >> SRNIC_ODP_CHILD_SHIFT;
 	struct ib_umem_odp *child;
 	int err;
 
-	mutex_lock(&odp->child_lock);
+	*made = false;
 	child = xa_load(&odp->children, idx);
 	if (child)
-		goto out;
+		return child;
+	if (va >= odp->umem->umem.owning_mm->task_size)
+		return ERR_PTR(-EFAULT);
 	child = ib_umem_odp_alloc_child(odp->umem, idx << SRNIC_ODP_CHILD_SHIFT,
 					SRNIC_ODP_CHILD_SIZE, &srnic_odp_ops);
 	if (IS_ERR(child))
-		goto out;
+		return child;
 	child->private = mr;
 	err = xa_err(xa_store(&odp->children, idx, child, GFP_KERNEL));
 	if (err) {
 		ib_umem_odp_release(child);
-		child = ERR_PTR(err);
+		return ERR_PTR(err);
 	}
-out:
-	mutex_unlock(&odp->child_lock);
+	atomic64_inc(&odp->sdev->odp_stats.children);
+	*made = true;
 	return child;
+}
+
+/*
+ * A child made for a fault that found nothing to map goes again, so that
+ * addresses a process never mapped cost the kernel nothing.  Engine
+ * readers may have looked it up: they are done after a grace period.
+ */
+static void srnic_odp_drop_child(struct srnic_odp *odp,
+				 struct ib_umem_odp *child)
+{
+	xa_erase(&odp->children, ib_umem_start(child) >> SRNIC_ODP_CHILD_SHIFT);
+	synchronize_srcu(&srnic_odp_srcu);
+	ib_umem_odp_release(child);
+	atomic64_dec(&odp->sdev->odp_stats.children);
 }
 
 /* Pages of [va, va + len) mapped in @umem, with its umem_mutex held. */
@@ -237,19 +259,30 @@ static int srnic_odp_map(struct srnic_mr *mr, u64 iova, u64 len, bool write,
 {
 	u64 mask = ODP_READ_ALLOWED_BIT | (write ? ODP_WRITE_ALLOWED_BIT : 0);
 	u64 va = srnic_odp_va(mr, iova), end = va + len;
-	int pages = 0, ret;
+	struct srnic_odp *odp = mr->odp;
+	int pages = 0, ret = 0;
 
+	/* Implicit MRs: faults (and prefetches) of the MR take turns. */
+	if (odp->implicit)
+		mutex_lock(&odp->child_lock);
 	while (va < end) {
-		struct ib_umem_odp *umem;
+		struct ib_umem_odp *umem = odp->umem;
+		bool made = false;
 		u64 n;
 
-		umem = mr->odp->implicit ? srnic_odp_child(mr, va) : mr->odp->umem;
-		if (IS_ERR(umem))
-			return PTR_ERR(umem);
+		if (odp->implicit)
+			umem = srnic_odp_child(mr, va, &made);
+		if (IS_ERR(umem)) {
+			ret = PTR_ERR(umem);
+			break;
+		}
 		n = min_t(u64, end, ib_umem_end(umem)) - va;
 		ret = ib_umem_odp_map_dma_and_lock(umem, va, n, mask, fault);
-		if (ret < 0)
-			return ret;
+		if (ret < 0) {
+			if (made)
+				srnic_odp_drop_child(odp, umem);
+			break;
+		}
 		/* Without faulting, what counts is what got mapped. */
 		if (!fault)
 			ret = srnic_odp_count(umem, va, n);
@@ -257,7 +290,9 @@ static int srnic_odp_map(struct srnic_mr *mr, u64 iova, u64 len, bool write,
 		pages += ret;
 		va += n;
 	}
-	return pages;
+	if (odp->implicit)
+		mutex_unlock(&odp->child_lock);
+	return ret < 0 ? ret : pages;
 }
 
 /* A page fault of the engine (or a prefetch), resolved in process context. */

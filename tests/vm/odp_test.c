@@ -17,7 +17,7 @@
 
 struct odp_stats {
 	long long page_faults, pages_faulted, invalidations, pages_invalidated,
-		prefetches, pages_prefetched;
+		prefetches, pages_prefetched, implicit_children;
 };
 
 static int odp_stats(struct odp_stats *st)
@@ -34,6 +34,7 @@ static int odp_stats(struct odp_stats *st)
 	FIELD(pages_invalidated);
 	FIELD(prefetches);
 	FIELD(pages_prefetched);
+	FIELD(implicit_children);
 #undef FIELD
 	free(s);
 	return 0;
@@ -513,6 +514,44 @@ TEST_F(odp, implicit_several_mappings)
 	munmap(map[2], 64 * PAGE);
 	for (int i = 0; i < N; i++)
 		munmap(hole[i], 32u << 20);
+}
+
+/*
+ * An implicit key aimed where the process has nothing mapped, or at kernel
+ * addresses: each access fails, and no child range outlives its fault.
+ */
+TEST_F(odp, implicit_nothing_there)
+{
+	static const uint64_t where[] = {
+		0x100000000000ull,		/* user space, never mapped */
+		0xffff888000000000ull,		/* the kernel's direct map */
+		0xfffffffffffff000ull,		/* the very top */
+	};
+	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
+	struct odp_stats before, after;
+	struct ibv_mr *imr;
+
+	if (!has_odp(&self->e, IBV_ODP_SUPPORT_WRITE, 1))
+		SKIP(return, "no implicit ODP");
+	imr = ibv_reg_mr(self->e.pd, NULL, SIZE_MAX,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			 IBV_ACCESS_ON_DEMAND);
+	ASSERT_NE(NULL, imr);
+	odp_stats(&before);
+	for (unsigned int i = 0; i < ARRAY_SIZE(where); i++) {
+		struct ep x, y;
+
+		/* Each error ends its QP pair: a new pair per address. */
+		ASSERT_EQ(0, pair_make(&self->e, &o, &o, &x, &y));
+		EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+			  op1(&x, IBV_WR_RDMA_WRITE, 0, 64, where[i], imr->rkey))
+			TH_LOG("address %#llx", (unsigned long long)where[i]);
+		ep_destroy(&x);
+		ep_destroy(&y);
+	}
+	odp_stats(&after);
+	EXPECT_EQ(before.implicit_children, after.implicit_children);
+	EXPECT_EQ(0, ibv_dereg_mr(imr));
 }
 
 /* ---- UD and SRQ receives into ODP buffers ---- */
