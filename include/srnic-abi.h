@@ -280,10 +280,19 @@ struct srnic_wqe_raddr {
 	__u32 reserved;
 };
 
+/*
+ * ATOMIC_WRITE (RC and XRC): the 8 bytes to write are compare_add, in the
+ * host's byte order, and the WQE has no data segment.  Its opcode values
+ * are those of rdma-core and Linux 6.2+ uapi; older kernel headers lack
+ * them.
+ */
 struct srnic_wqe_atomic {
 	__aligned_u64 compare_add;
 	__aligned_u64 swap;
 };
+
+#define SRNIC_WR_ATOMIC_WRITE 15u	/* IBV_WR_ATOMIC_WRITE */
+#define SRNIC_WC_ATOMIC_WRITE 9u	/* IBV_WC_ATOMIC_WRITE */
 
 /*
  * BIND_MW (RC and UC): in place of the remote-address and atomic segments.

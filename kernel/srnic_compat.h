@@ -36,4 +36,11 @@ static inline void srnic_vm_flags_clear(struct vm_area_struct *vma,
 #define srnic_create_cq_udata() (cq_udata)
 #endif
 
+/* The ATOMIC WRITE capability bit (uapi IB_UVERBS_DEVICE_ATOMIC_WRITE), 6.2+. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define SRNIC_DEVICE_ATOMIC_WRITE IB_DEVICE_ATOMIC_WRITE
+#else
+#define SRNIC_DEVICE_ATOMIC_WRITE 0
+#endif
+
 #endif /* SRNIC_COMPAT_H */

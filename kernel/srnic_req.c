@@ -29,6 +29,7 @@ static bool srnic_opcode_ok(enum ib_qp_type type, u8 op)
 	case IB_UVERBS_WR_RDMA_READ:
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+	case SRNIC_WR_ATOMIC_WRITE:
 	case IB_UVERBS_WR_SEND_WITH_INV:	/* only RC and XRC have the IETH */
 		return type == IB_QPT_RC || type == IB_QPT_XRC_INI;
 	case IB_UVERBS_WR_BIND_MW:
@@ -163,6 +164,12 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		status = IB_WC_LOC_QP_OP_ERR;
 		goto complete;
 	}
+	/* ATOMIC WRITE carries its 8 bytes in the atomic segment. */
+	if (ctrl->opcode == SRNIC_WR_ATOMIC_WRITE &&
+	    (ctrl->num_sge || (ctrl->flags & SRNIC_WQE_INLINE))) {
+		status = IB_WC_LOC_QP_OP_ERR;
+		goto complete;
+	}
 	if (ctrl->opcode == IB_UVERBS_WR_BIND_MW ||
 	    ctrl->opcode == IB_UVERBS_WR_LOCAL_INV) {
 		status = srnic_local_op(qp, ctrl);
@@ -280,6 +287,12 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		r = srnic_resp_atomic(eng, dst, &m, &orig);
 		if (r == SRNIC_RESP_OK)
 			srnic_sg_write(&eng->local, 0, &orig, 8);
+		break;
+	case SRNIC_WR_ATOMIC_WRITE:
+		m.rkey = raddr->rkey;
+		m.raddr = raddr->remote_addr;
+		m.compare_add = atomic->compare_add;
+		r = srnic_resp_atomic(eng, dst, &m, &orig);
 		break;
 	}
 

@@ -337,18 +337,25 @@ enum srnic_resp srnic_resp_read(struct srnic_engine *eng, struct srnic_qp *dst,
 	return SRNIC_RESP_OK;
 }
 
-/* 64-bit atomics: atomic against each other and against the CPU. */
+/*
+ * 64-bit atomics: atomic against each other and against the CPU.  ATOMIC
+ * WRITE stores compare_add as one 8-byte store; like an RDMA WRITE it needs
+ * remote write access and no responder resources.
+ */
 enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst,
 				  struct srnic_msg *m, u64 *orig)
 {
+	bool write = m->opcode == SRNIC_WR_ATOMIC_WRITE;
 	enum srnic_resp r;
 	size_t contig;
 	u64 *p;
 
-	if (!dst->attr.max_dest_rd_atomic || m->raddr & 7)
+	if ((!write && !dst->attr.max_dest_rd_atomic) || m->raddr & 7)
 		return SRNIC_RESP_NAK_INV;
 	m->len = 8;
-	r = srnic_resp_target(dst, m, IB_ACCESS_REMOTE_ATOMIC, &eng->remote);
+	r = srnic_resp_target(dst, m, write ? IB_ACCESS_REMOTE_WRITE :
+					      IB_ACCESS_REMOTE_ATOMIC,
+			      &eng->remote);
 	if (r != SRNIC_RESP_OK)
 		return r;
 	/* The MR's iova: a window may translate the remote address. */
@@ -358,7 +365,9 @@ enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst
 	}
 	p = (u64 *)srnic_mr_kva(eng->remote.e[0].mr, eng->remote.e[0].iova,
 				&contig);
-	if (m->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP)
+	if (write)
+		WRITE_ONCE(*p, m->compare_add);
+	else if (m->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP)
 		*orig = cmpxchg64(p, m->compare_add, m->swap);
 	else
 		*orig = atomic64_fetch_add(m->compare_add, (atomic64_t *)p);

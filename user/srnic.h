@@ -197,6 +197,8 @@ struct srnic_wqe_ctrl *srnic_sq_next(struct srnic_qp *qp);
 int srnic_wqe_begin(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
 		    uint64_t wr_id, enum ibv_wr_opcode op,
 		    unsigned int send_flags, uint32_t imm);
+int srnic_wqe_set_atomic_write(struct srnic_wqe_ctrl *ctrl,
+			       const struct ibv_send_wr *wr);
 void srnic_wqe_set_raddr(struct srnic_wqe_ctrl *ctrl, uint64_t addr,
 			 uint32_t rkey, uint64_t compare_add, uint64_t swap);
 int srnic_wqe_set_bind(struct srnic_wqe_ctrl *ctrl, const struct ibv_mw *mw,

@@ -16,16 +16,23 @@ static inline struct srnic_qp *to_sqpx(struct ibv_qp_ex *qpx)
 	return (struct srnic_qp *)qpx;
 }
 
+/* IBV_QP_EX_WITH_<op> of IBV_WR_<op>: 1 << op, except ATOMIC_WRITE's. */
+static uint64_t srnic_send_op_flag(enum ibv_wr_opcode op)
+{
+	if (op == IBV_WR_ATOMIC_WRITE)
+		return IBV_QP_EX_WITH_ATOMIC_WRITE;
+	return op <= IBV_WR_TSO ? 1ull << op : 0;
+}
+
 /* The ibv_qp_ex flags of the opcodes a QP of @type can post. */
 uint64_t srnic_send_ops(enum ibv_qp_type type)
 {
 	uint64_t ops = 0;
 	int op;
 
-	/* IBV_QP_EX_WITH_<op> is 1 << IBV_WR_<op>. */
 	for (op = IBV_WR_RDMA_WRITE; op <= IBV_WR_ATOMIC_WRITE; op++)
 		if (srnic_send_opcode_ok(type, op))
-			ops |= 1ull << op;
+			ops |= srnic_send_op_flag(op);
 	return ops;
 }
 
@@ -55,7 +62,7 @@ static struct srnic_wqe_ctrl *srnic_wr_begin(struct ibv_qp_ex *qpx,
 	struct srnic_wqe_ctrl *ctrl;
 
 	srnic_wr_close(qp);
-	if (!(qp->wr.ops & (1ull << op)))
+	if (!(qp->wr.ops & srnic_send_op_flag(op)))
 		srnic_wr_fail(qp, EOPNOTSUPP);
 	if (qp->wr.err)
 		return NULL;
@@ -156,11 +163,14 @@ static void srnic_wr_send_tso(struct ibv_qp_ex *qpx, void *hdr,
 	srnic_wr_begin(qpx, IBV_WR_TSO, 0);
 }
 
+/* ATOMIC WRITE: the 8 bytes at @atomic_wr travel in the WQE. */
 static void srnic_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 				  uint64_t addr, const void *atomic_wr)
 {
-	(void)rkey, (void)addr, (void)atomic_wr;
-	srnic_wr_begin(qpx, IBV_WR_ATOMIC_WRITE, 0);
+	uint64_t val;
+
+	memcpy(&val, atomic_wr, sizeof(val));
+	srnic_wr_rdma(qpx, IBV_WR_ATOMIC_WRITE, rkey, addr, 0, val, 0);
 }
 
 /* XRC: the target's SRQ of the WQE begun last. */
@@ -186,7 +196,8 @@ static struct srnic_wqe_ctrl *srnic_wr_cur(struct srnic_qp *qp, bool data)
 	if (qp->wr.err)
 		return NULL;
 	if (!ctrl || (data ? ctrl->opcode == IBV_WR_BIND_MW ||
-				     ctrl->opcode == IBV_WR_LOCAL_INV :
+				     ctrl->opcode == IBV_WR_LOCAL_INV ||
+				     ctrl->opcode == IBV_WR_ATOMIC_WRITE :
 			     qp->vqp.qp.qp_type != IBV_QPT_UD)) {
 		srnic_wr_fail(qp, EINVAL);
 		return NULL;

@@ -21,6 +21,7 @@ static uint64_t ops_of(enum ibv_qp_type t)
 		ops |= IBV_QP_EX_WITH_RDMA_READ |
 		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+		       IBV_QP_EX_WITH_ATOMIC_WRITE |
 		       IBV_QP_EX_WITH_SEND_WITH_INV;
 	return ops;
 }
@@ -315,6 +316,101 @@ TEST_F(qpex, atomics)
 	EXPECT_EQ(42, orig[0]);
 	EXPECT_EQ(42, orig[1]);
 	EXPECT_EQ(7, *t);
+}
+
+/* One signaled ATOMIC WRITE of @val to @raddr in b through ibv_wr_*. */
+static int wr_atomic_write1(struct ep *a, uint64_t wr_id, uint32_t rkey,
+			    uint64_t raddr, uint64_t val)
+{
+	ibv_wr_start(a->qpx);
+	a->qpx->wr_id = wr_id;
+	a->qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(a->qpx, rkey, raddr, &val);
+	return ibv_wr_complete(a->qpx);
+}
+
+/*
+ * ATOMIC WRITE (IBA 1.5): 8 bytes stored at once, through ibv_wr_* and
+ * through ibv_post_send (its gather list must hold exactly 8 bytes).
+ */
+TEST_F(qpex, atomic_write)
+{
+	volatile uint64_t *t = (volatile uint64_t *)(self->b.buf + 8192);
+	uint64_t *src = (uint64_t *)(self->a.buf + 64);
+	struct ibv_sge sg[2] = {
+		{ (uintptr_t)src, 4, self->a.mr->lkey },
+		{ (uintptr_t)src + 4, 4, self->a.mr->lkey },
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 2, .sg_list = sg, .num_sge = 2,
+		.opcode = IBV_WR_ATOMIC_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)t,
+			     .rkey = self->b.mr->rkey },
+	}, *bad;
+
+	if (variant->type != IBV_QPT_RC)
+		SKIP(return, "ATOMIC WRITE is RC only");
+	*t = 1;
+	ASSERT_EQ(0, wr_atomic_write1(&self->a, 1, self->b.mr->rkey,
+				      (uintptr_t)t, 0x1122334455667788ull));
+	WAIT_SENT(&self->a, 1, IBV_WC_ATOMIC_WRITE);
+	EXPECT_EQ(0x1122334455667788ull, *t);
+
+	*src = 0x0102030405060708ull;
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+	WAIT_SENT(&self->a, 2, IBV_WC_ATOMIC_WRITE);
+	EXPECT_EQ(0x0102030405060708ull, *t);
+
+	/* Not 8 bytes: refused at post time, nothing executes. */
+	sg[1].length = 3;
+	EXPECT_EQ(EINVAL, ibv_post_send(self->a.qp, &wr, &bad));
+	sg[1].length = 5;
+	EXPECT_EQ(EINVAL, ibv_post_send(self->a.qp, &wr, &bad));
+	/* Its data travels in the WQE: no gather list may be set. */
+	ibv_wr_start(self->a.qpx);
+	ibv_wr_atomic_write(self->a.qpx, self->b.mr->rkey, (uintptr_t)t, src);
+	ibv_wr_set_sge(self->a.qpx, self->a.mr->lkey, (uintptr_t)src, 8);
+	EXPECT_EQ(EINVAL, ibv_wr_complete(self->a.qpx));
+	ASSERT_QUIET(self->a.cq);
+	EXPECT_EQ(0x0102030405060708ull, *t);
+}
+
+/* A misaligned target is an invalid request; the target is untouched. */
+TEST_F(qpex, atomic_write_misaligned)
+{
+	uint64_t *t = (uint64_t *)(self->b.buf + 8192);
+	struct ibv_wc wc;
+
+	if (variant->type != IBV_QPT_RC)
+		SKIP(return, "ATOMIC WRITE is RC only");
+	t[0] = t[1] = 0;
+	ASSERT_EQ(0, wr_atomic_write1(&self->a, 5, self->b.mr->rkey,
+				      (uintptr_t)t + 4, ~0ull));
+	WAIT_WC(self->a.cq, wc);
+	ASSERT_WC(wc, IBV_WC_REM_INV_REQ_ERR, 0);
+	EXPECT_EQ(0, t[0]);
+	EXPECT_EQ(0, t[1]);
+}
+
+/* ATOMIC WRITE needs remote write access, as RDMA WRITE does. */
+TEST_F(qpex, atomic_write_needs_remote_write)
+{
+	uint64_t *t = (uint64_t *)(self->b.buf + 8192);
+	struct ibv_mr *ro;
+	struct ibv_wc wc;
+
+	if (variant->type != IBV_QPT_RC)
+		SKIP(return, "ATOMIC WRITE is RC only");
+	ro = ibv_reg_mr(self->e.pd, self->b.buf, 16384,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_REMOTE_ATOMIC);
+	ASSERT_NE(NULL, ro);
+	*t = 3;
+	ASSERT_EQ(0, wr_atomic_write1(&self->a, 6, ro->rkey, (uintptr_t)t, 9));
+	WAIT_WC(self->a.cq, wc);
+	ASSERT_WC(wc, IBV_WC_REM_ACCESS_ERR, 0);
+	EXPECT_EQ(3, *t);
+	ibv_dereg_mr(ro);
 }
 
 /*
