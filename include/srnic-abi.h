@@ -159,6 +159,24 @@ enum srnic_cqe_flags {
 	SRNIC_CQE_GRH = 1u << 0,	/* a 40-byte GRH precedes the data */
 	SRNIC_CQE_WITH_IMM = 1u << 1,
 	SRNIC_CQE_WITH_INV = 1u << 2,	/* imm_data holds the invalidated rkey */
+	/* Tag matching (IBV_WC_TM_*): see struct srnic_tm_op. */
+	SRNIC_CQE_TM_SYNC_REQ = 1u << 3,	/* the SRQ wants a TAG_SYNC */
+	SRNIC_CQE_TM_MATCH = 1u << 4,	/* tm_tag/tm_priv hold the TMH's */
+	SRNIC_CQE_TM_DATA_VALID = 1u << 5,	/* the data is in the tag's buffer */
+};
+
+/*
+ * srnic_cqe.opcode and .status carry ibv_wc_opcode / ibv_wc_status values;
+ * the kernel's enums stop before the tag-matching ones, named here.
+ */
+enum srnic_wc_tm {
+	SRNIC_WC_TM_ADD = 130,		/* IBV_WC_TM_ADD */
+	SRNIC_WC_TM_DEL = 131,
+	SRNIC_WC_TM_SYNC = 132,
+	SRNIC_WC_TM_RECV = 133,
+	SRNIC_WC_TM_NO_TAG = 134,
+	SRNIC_WC_TM_ERR = 22,		/* status IBV_WC_TM_ERR */
+	SRNIC_WC_TM_RNDV_INCOMPLETE = 23,
 };
 
 struct srnic_cqe {
@@ -175,7 +193,10 @@ struct srnic_cqe {
 	__u8 wc_flags;		/* enum srnic_cqe_flags */
 	__u8 sl;
 	__u8 reserved0[2];
-	__u32 reserved1[4];
+	__u32 tm_tag_lo;	/* SRNIC_CQE_TM_MATCH: the TMH tag, low half */
+	__u32 tm_tag_hi;
+	__u32 tm_priv;		/* SRNIC_CQE_TM_MATCH: the TMH's app_ctx */
+	__u32 reserved1;
 	__u8 reserved2[3];
 	__u8 owner;		/* written last */
 };
@@ -400,6 +421,54 @@ struct srnic_create_srq_req {
 struct srnic_create_srq_resp {
 	__u32 srqn;
 	__u32 reserved;
+};
+
+/*
+ * Tag matching SRQs (IBV_SRQT_TM).  Messages to a QP on such an SRQ start
+ * with a tag-matching header (the layout of libibverbs' struct ibv_tmh,
+ * big endian), for RNDV followed by a rendezvous header (struct ibv_rvh).
+ */
+#define SRNIC_TMH_SIZE 16u
+#define SRNIC_RVH_SIZE 16u
+
+enum srnic_tmh_opcode {			/* enum ibv_tmh_op */
+	SRNIC_TMH_NO_TAG = 0,
+	SRNIC_TMH_RNDV = 1,
+	SRNIC_TMH_FIN = 2,
+	SRNIC_TMH_EAGER = 3,
+};
+
+enum srnic_tm_op_code {
+	SRNIC_TM_OP_ADD = 1,
+	SRNIC_TM_OP_DEL = 2,
+	SRNIC_TM_OP_SYNC = 3,
+};
+
+enum srnic_tm_op_flags {
+	SRNIC_TM_OP_SIGNALED = 1u << 0,	/* IBV_OPS_SIGNALED */
+	SRNIC_TM_OP_TM_SYNC = 1u << 1,	/* IBV_OPS_TM_SYNC: unexpected_cnt */
+};
+
+/*
+ * One ibv_post_srq_ops operation: the driver data of an ibv_modify_srq
+ * command with attr_mask 0 on a TM SRQ, executed before the command
+ * returns (its completion, if any, is then in the SRQ's CQ).  ADD writes
+ * the tag's handle (its index in the SRQ's tag list) to the __u32 at user
+ * address handle_addr.
+ */
+struct srnic_tm_op {
+	__aligned_u64 wr_id;		/* of the TM_ADD/DEL/SYNC completion */
+	__aligned_u64 recv_wr_id;	/* ADD: of the tag's TM_RECV completions */
+	__aligned_u64 tag;		/* ADD: matches if (tmh.tag ^ tag) & mask == 0 */
+	__aligned_u64 mask;
+	__aligned_u64 handle_addr;	/* ADD */
+	struct srnic_wqe_data sge;	/* ADD: the tag's buffer (num_sge 1) */
+	__u32 unexpected_cnt;		/* with SRNIC_TM_OP_TM_SYNC */
+	__u32 handle;			/* DEL */
+	__u8 opcode;			/* enum srnic_tm_op_code */
+	__u8 flags;			/* enum srnic_tm_op_flags */
+	__u8 num_sge;			/* ADD: 0 or 1 */
+	__u8 reserved[5];
 };
 
 /* ibv_create_ah: the resolved destination MAC for the provider's AV. */

@@ -64,6 +64,10 @@
 /* Each context starts with one UAR page and grows up to this many. */
 #define SRNIC_MAX_UARS_PER_UCONTEXT 256
 #define SRNIC_NUM_ENGINES	1
+/* Tag matching SRQs: tag list entries, SGEs per tag, rendezvous header. */
+#define SRNIC_TM_MAX_TAGS	256
+#define SRNIC_TM_MAX_SGE	1
+#define SRNIC_TM_MAX_RNDV_HDR	64
 
 /* Pinned user memory with a kernel mapping (srnic_umem.c). */
 struct srnic_umem {
@@ -102,6 +106,7 @@ struct srnic_engine {
 	void *wqe;			/* scratch: one send WQE, copied */
 	void *rwqe;			/* scratch: one receive WQE, copied */
 	struct srnic_sg local, remote;	/* scratch: the two sides of a copy */
+	struct srnic_sg tm;		/* scratch: a rendezvous's source */
 	u64 wqes, busy, runs;		/* counters: WQEs, QPs found locked, uses */
 };
 
@@ -302,6 +307,34 @@ struct srnic_qp {
 	u32 held_srqn;			/* XRC: the SRQ it came from */
 };
 
+/* A tag list entry of a TM SRQ (srnic_tm.c). */
+enum srnic_tag_state {
+	SRNIC_TAG_FREE,
+	SRNIC_TAG_POSTED,		/* matches incoming messages */
+	SRNIC_TAG_BUSY,			/* matched: a message is being placed */
+};
+
+struct srnic_tag {
+	u64 tag, mask, wr_id;
+	u64 seq;			/* posting order: the oldest match wins */
+	struct srnic_wqe_data sge;
+	u8 num_sge;
+	u8 state;			/* enum srnic_tag_state */
+};
+
+/*
+ * Tag matching state.  @tags is NULL for other SRQs.  Matching is on while
+ * software has accounted for every unexpected message (@sw_unexp, from
+ * IBV_OPS_TM_SYNC, equals @hw_unexp).  Entries change under the SRQ's
+ * rq_lock; operations take turns under its mutex.
+ */
+struct srnic_tm {
+	struct srnic_tag *tags;
+	u32 num_tags;
+	u32 hw_unexp, sw_unexp;
+	u64 next_seq;
+};
+
 struct srnic_srq {
 	struct ib_srq ibsrq;
 	u32 srqn;
@@ -315,6 +348,7 @@ struct srnic_srq {
 	struct srnic_umem db;		/* struct srnic_srq_db */
 	u32 max_sge;
 	u32 limit;			/* armed when non-zero */
+	struct srnic_tm tm;
 };
 
 /* A message as the responder sees it (srnic_resp.c). */
@@ -335,6 +369,13 @@ struct srnic_msg {
 	struct srnic_srq *xrc_srq;	/* XRC: the SRQ the message names */
 	const u8 *sgid;
 	const u8 *dgid;
+	/* RC: the sending QP (a rendezvous reads from it). */
+	struct srnic_qp *src;
+	/* Tag matching: the opcode of the receive completion, if not RECV. */
+	u8 tm_wc;
+	bool tm_unexp;			/* counts as an unexpected message */
+	bool tm_fin;			/* rendezvous done: FIN to @src */
+	u64 tm_fin_tag;			/* big endian, as in the TMH */
 	u8 hop_limit;
 	u8 traffic_class;
 	u32 flow_label;

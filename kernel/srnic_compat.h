@@ -43,4 +43,11 @@ static inline void srnic_vm_flags_clear(struct vm_area_struct *vma,
 #define SRNIC_DEVICE_ATOMIC_WRITE 0
 #endif
 
+/* get_unaligned_be*() moved from asm/ to linux/unaligned.h in 6.12. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
 #endif /* SRNIC_COMPAT_H */

@@ -60,6 +60,16 @@ void srnic_srq_put(struct srnic_srq *srq);
 int srnic_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 int srnic_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 
+/* srnic_tm.c: tag matching SRQs */
+int srnic_tm_create(struct srnic_srq *srq, u32 num_tags);
+void srnic_tm_destroy(struct srnic_srq *srq);
+int srnic_tm_post(struct srnic_srq *srq, int mask, struct ib_udata *udata);
+bool srnic_tm_recv(struct srnic_engine *eng, struct srnic_qp *dst,
+		   struct srnic_srq *srq, struct srnic_msg *m,
+		   enum srnic_resp *r);
+void srnic_tm_unexpected(struct srnic_srq *srq);
+void srnic_tm_fin(struct srnic_engine *eng, struct srnic_qp *qp, u64 tag);
+
 /* srnic_ah.c */
 int srnic_create_user_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 			 struct ib_udata *udata);
@@ -82,6 +92,9 @@ void srnic_recv_fail_held(struct srnic_qp *qp, const struct srnic_msg *m,
 			  enum ib_wc_status status);
 enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 				struct srnic_msg *m, bool place_data);
+enum srnic_resp srnic_resp_target(struct srnic_qp *dst,
+				  const struct srnic_msg *m, int access,
+				  struct srnic_sg *sg);
 enum srnic_resp srnic_resp_write(struct srnic_engine *eng, struct srnic_qp *dst,
 				 struct srnic_msg *m);
 enum srnic_resp srnic_resp_read(struct srnic_engine *eng, struct srnic_qp *dst,

@@ -31,7 +31,8 @@ static int srnic_qp_check_geometry(struct ib_qp_init_attr *init,
 	u32 hdr = srnic_send_hdr(init->qp_type);
 	u32 stride, room;
 
-	if (!want->max_send_wr || want->max_send_wr > SRNIC_MAX_QP_WR ||
+	/* max_send_wr 0 (receive only): the ring's one entry is never used. */
+	if (want->max_send_wr > SRNIC_MAX_QP_WR ||
 	    want->max_send_sge > SRNIC_MAX_SGE ||
 	    want->max_inline_data > SRNIC_MAX_INLINE_DATA)
 		return -EINVAL;

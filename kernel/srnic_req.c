@@ -205,6 +205,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		    ctrl->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 	m.has_inv = ctrl->opcode == IB_UVERBS_WR_SEND_WITH_INV;
 	m.imm = ctrl->imm_data;
+	m.src = qp;
 
 	if (type == IB_QPT_UD) {
 		const struct srnic_wqe_ud *ud = eng->wqe + sizeof(*ctrl);
@@ -364,6 +365,8 @@ complete:
 			    status == IB_WC_SUCCESS ? (u32)m.len : 0);
 	if (status != IB_WC_SUCCESS)
 		srnic_qp_set_error(qp);
+	else if (m.tm_fin)
+		srnic_tm_fin(eng, qp, m.tm_fin_tag);
 	eng->wqes++;
 	return 0;
 }

@@ -220,15 +220,23 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	bool ud = dst->ibqp.qp_type == IB_QPT_UD;
 	u32 grh = ud ? 40 : 0, max_sge, n;
 	struct srnic_cqe cqe = {};
+	enum srnic_resp r;
 	int ret, err;
 
 	if (!srnic_qp_receives(READ_ONCE(dst->state)))
 		return SRNIC_RESP_DROP;
+	/* A tagged message that matched a tag goes to the tag's buffer. */
+	if (srq && srq->tm.tags && place_data &&
+	    dst->ibqp.qp_type == IB_QPT_RC &&
+	    srnic_tm_recv(eng, dst, srq, m, &r))
+		return r;
 	ret = srnic_recv_take(dst, srq, eng->rwqe, &max_sge);
 	if (ret < 0)
 		return SRNIC_RESP_NAK_OP;
 	if (!ret)
 		return SRNIC_RESP_RNR;
+	if (m->tm_unexp)
+		srnic_tm_unexpected(srq);
 
 	cqe.wr_id = hdr->wr_id;
 	n = hdr->num_sge;
@@ -270,6 +278,8 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 
 	cqe.status = IB_WC_SUCCESS;
 	cqe.opcode = place_data ? IB_WC_RECV : IB_WC_RECV_RDMA_WITH_IMM;
+	if (m->tm_wc)
+		cqe.opcode = m->tm_wc;
 	cqe.byte_len = grh + m->len;
 	cqe.qp_num = dst->qpn;
 	if (m->has_imm) {
@@ -289,9 +299,9 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 }
 
 /* Checks the target of an RDMA/atomic operation: QP state, QP access, rkey. */
-static enum srnic_resp srnic_resp_target(struct srnic_qp *dst,
-					 const struct srnic_msg *m, int access,
-					 struct srnic_sg *sg)
+enum srnic_resp srnic_resp_target(struct srnic_qp *dst,
+				  const struct srnic_msg *m, int access,
+				  struct srnic_sg *sg)
 {
 	struct srnic_dev *ddev = to_sdev(dst->ibqp.device);
 

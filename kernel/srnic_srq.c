@@ -39,7 +39,8 @@ int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	if (!udata || !udata->inlen)
 		return -EOPNOTSUPP;
-	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC &&
+	    init->srq_type != IB_SRQT_TM)
 		return -EOPNOTSUPP;
 	if (!a->max_wr || a->max_wr > SRNIC_MAX_SRQ_WR || !a->max_sge ||
 	    a->max_sge > SRNIC_MAX_SGE)
@@ -59,6 +60,11 @@ int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (req.db_addr % sizeof(struct srnic_srq_db))
 		return -EINVAL;
 
+	if (init->srq_type == IB_SRQT_TM) {
+		err = srnic_tm_create(srq, init->ext.tag_matching.max_num_tags);
+		if (err)
+			return err;
+	}
 	mutex_init(&srq->lock);
 	spin_lock_init(&srq->rq_lock);
 	refcount_set(&srq->ref, 1);
@@ -72,7 +78,7 @@ int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			     (size_t)1 << (req.log_entries + req.log_stride),
 			     true, &srq->wq.ring);
 	if (err)
-		return err;
+		goto err_tm;
 	err = srnic_umem_pin(sdev, req.db_addr, sizeof(struct srnic_srq_db),
 			     false, &srq->db);
 	if (err)
@@ -102,6 +108,8 @@ err_db:
 	srnic_umem_release(sdev, &srq->db);
 err_ring:
 	srnic_umem_release(sdev, &srq->wq.ring);
+err_tm:
+	srnic_tm_destroy(srq);
 	return err;
 }
 
@@ -111,6 +119,9 @@ int srnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	struct srnic_srq *srq = to_ssrq(ibsrq);
 	int err = 0;
 
+	/* ibv_post_srq_ops on a TM SRQ: one list operation. */
+	if (srq->tm.tags && udata && udata->inlen)
+		return srnic_tm_post(srq, mask, udata);
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EOPNOTSUPP;
@@ -154,6 +165,7 @@ int srnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	wait_for_completion(&srq->drained);
 	srnic_umem_release(sdev, &srq->db);
 	srnic_umem_release(sdev, &srq->wq.ring);
+	srnic_tm_destroy(srq);
 	mutex_destroy(&srq->lock);
 	return 0;
 }

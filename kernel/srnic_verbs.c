@@ -40,6 +40,12 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 	attr->max_srq_wr = SRNIC_MAX_SRQ_WR;
 	attr->max_srq_sge = SRNIC_MAX_SGE;
 	attr->max_ah = SRNIC_MAX_AH;
+	/* List operations execute at once: max_ops only bounds a request. */
+	attr->tm_caps.max_rndv_hdr_size = SRNIC_TM_MAX_RNDV_HDR;
+	attr->tm_caps.max_num_tags = SRNIC_TM_MAX_TAGS;
+	attr->tm_caps.flags = IB_TM_CAP_RNDV_RC;
+	attr->tm_caps.max_ops = SRNIC_TM_MAX_TAGS;
+	attr->tm_caps.max_sge = SRNIC_TM_MAX_SGE;
 	/*
 	 * Memory windows of type 1 and 2B; "memory management extensions"
 	 * as user space sees them: LOCAL_INV and SEND_WITH_INV of type 2

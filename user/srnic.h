@@ -138,6 +138,7 @@ struct srnic_srq {
 	uint32_t max_sge;
 	struct srnic_srq_db *db;
 	uint32_t srqn;
+	bool tm;		/* IBV_SRQT_TM: ibv_post_srq_ops works */
 };
 
 struct srnic_ah {
@@ -235,6 +236,8 @@ struct ibv_srq *srnic_create_srq(struct ibv_pd *pd,
 struct ibv_srq *srnic_create_srq_ex(struct ibv_context *ibctx,
 				    struct ibv_srq_init_attr_ex *attr);
 int srnic_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
+int srnic_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *wr,
+		       struct ibv_ops_wr **bad_wr);
 struct ibv_xrcd *srnic_open_xrcd(struct ibv_context *ctx,
 				 struct ibv_xrcd_init_attr *attr);
 int srnic_close_xrcd(struct ibv_xrcd *ibxrcd);
@@ -299,7 +302,10 @@ static inline unsigned int srnic_wc_flags(uint8_t f)
 {
 	return (f & SRNIC_CQE_GRH ? IBV_WC_GRH : 0) |
 	       (f & SRNIC_CQE_WITH_IMM ? IBV_WC_WITH_IMM : 0) |
-	       (f & SRNIC_CQE_WITH_INV ? IBV_WC_WITH_INV : 0);
+	       (f & SRNIC_CQE_WITH_INV ? IBV_WC_WITH_INV : 0) |
+	       (f & SRNIC_CQE_TM_SYNC_REQ ? IBV_WC_TM_SYNC_REQ : 0) |
+	       (f & SRNIC_CQE_TM_MATCH ? IBV_WC_TM_MATCH : 0) |
+	       (f & SRNIC_CQE_TM_DATA_VALID ? IBV_WC_TM_DATA_VALID : 0);
 }
 
 static inline struct srnic_pd *to_spd(struct ibv_pd *ibpd)

@@ -17,12 +17,13 @@
 enum {
 	SRNIC_CQEX_WC_FLAGS = IBV_WC_STANDARD_FLAGS |
 			      IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
-			      IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+			      IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK |
+			      IBV_WC_EX_WITH_TM_INFO,
 };
 
 /*
  * What ibv_create_cq_ex() may ask: EOPNOTSUPP for fields srnic does not
- * offer (CVLAN, flow tag, TM info, parent domains, ignoring overrun),
+ * offer (CVLAN, flow tag, parent domains, ignoring overrun),
  * EINVAL for unknown bits.
  */
 int srnic_cqex_check(const struct ibv_cq_init_attr_ex *attr)
@@ -172,6 +173,16 @@ static uint64_t srnic_read_completion_wallclock_ns(struct ibv_cq_ex *cqx)
 	return to_scqx(cqx)->cur->timestamp + (real - mono);
 }
 
+/* The TMH of a completion flagged IBV_WC_TM_MATCH; zero on others. */
+static void srnic_read_tm_info(struct ibv_cq_ex *cqx,
+			       struct ibv_wc_tm_info *info)
+{
+	const struct srnic_cqe *cqe = to_scqx(cqx)->cur;
+
+	info->tag = (uint64_t)cqe->tm_tag_hi << 32 | cqe->tm_tag_lo;
+	info->priv = cqe->tm_priv;
+}
+
 /* The accessors of the fields @wc_flags asked for (already checked). */
 void srnic_cqex_init(struct srnic_cq *cq, uint64_t wc_flags)
 {
@@ -202,6 +213,8 @@ void srnic_cqex_init(struct srnic_cq *cq, uint64_t wc_flags)
 	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 		cqx->read_completion_wallclock_ns =
 			srnic_read_completion_wallclock_ns;
+	if (wc_flags & IBV_WC_EX_WITH_TM_INFO)
+		cqx->read_tm_info = srnic_read_tm_info;
 }
 
 /*

@@ -407,7 +407,8 @@ static int srnic_qp_geometry(const struct ibv_qp_init_attr_ex *attr,
 						     SRNIC_SEND_HDR_RC;
 	uint32_t need, sge;
 
-	if (!cap->max_send_wr || cap->max_send_wr > (1u << 15) ||
+	/* No send WRs (a receive-only QP) still gets a one-entry ring. */
+	if (cap->max_send_wr > (1u << 15) ||
 	    cap->max_send_sge > 32 || cap->max_recv_sge > 32 ||
 	    cap->max_recv_wr > (1u << 15) ||
 	    cap->max_inline_data > SRNIC_MAX_INLINE_DATA)
@@ -788,6 +789,7 @@ const struct verbs_context_ops srnic_queue_ops = {
 	.create_srq = srnic_create_srq,
 	.create_srq_ex = srnic_create_srq_ex,
 	.get_srq_num = srnic_get_srq_num,
+	.post_srq_ops = srnic_post_srq_ops,
 	.open_xrcd = srnic_open_xrcd,
 	.close_xrcd = srnic_close_xrcd,
 	.open_qp = srnic_open_qp,

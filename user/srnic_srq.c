@@ -56,12 +56,14 @@ struct ibv_srq *srnic_create_srq_ex(struct ibv_context *ibctx,
 	if (attr->comp_mask & ~(uint32_t)(IBV_SRQ_INIT_ATTR_TYPE |
 					  IBV_SRQ_INIT_ATTR_PD |
 					  IBV_SRQ_INIT_ATTR_XRCD |
-					  IBV_SRQ_INIT_ATTR_CQ)) {
+					  IBV_SRQ_INIT_ATTR_CQ |
+					  IBV_SRQ_INIT_ATTR_TM)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
-	    attr->srq_type != IBV_SRQT_BASIC && attr->srq_type != IBV_SRQT_XRC) {
+	    attr->srq_type != IBV_SRQT_BASIC && attr->srq_type != IBV_SRQT_XRC &&
+	    attr->srq_type != IBV_SRQT_TM) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -98,6 +100,8 @@ struct ibv_srq *srnic_create_srq_ex(struct ibv_context *ibctx,
 		goto err;
 	srq->srqn = resp.drv_payload.srqn;
 	srq->max_sge = attr->attr.max_sge;
+	srq->tm = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+		  attr->srq_type == IBV_SRQT_TM;
 	if (pthread_spin_init(&srq->lock, 0)) {
 		ibv_cmd_destroy_srq(&srq->vsrq.srq);
 		err = ENOMEM;
@@ -139,6 +143,69 @@ int srnic_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
 		return EOPNOTSUPP;
 	*srq_num = srq->vsrq.srq_num;
 	return 0;
+}
+
+/*
+ * Tag list operations: each is one modify_srq command whose driver data
+ * the kernel executes at once (docs/design.md, "Tag matching").
+ */
+static int srnic_srq_op(struct ibv_srq *ibsrq, struct ibv_ops_wr *wr)
+{
+	struct {
+		struct ibv_modify_srq ibv_cmd;
+		struct srnic_tm_op drv;
+	} cmd = {};
+	struct ibv_srq_attr attr = {};
+
+	switch (wr->opcode) {
+	case IBV_WR_TAG_ADD:
+		if (wr->tm.add.num_sge < 0 || wr->tm.add.num_sge > 1 ||
+		    (wr->tm.add.num_sge && !wr->tm.add.sg_list))
+			return EINVAL;
+		cmd.drv.opcode = SRNIC_TM_OP_ADD;
+		cmd.drv.recv_wr_id = wr->tm.add.recv_wr_id;
+		cmd.drv.tag = wr->tm.add.tag;
+		cmd.drv.mask = wr->tm.add.mask;
+		cmd.drv.handle_addr = (uintptr_t)&wr->tm.handle;
+		cmd.drv.num_sge = wr->tm.add.num_sge;
+		if (cmd.drv.num_sge) {
+			cmd.drv.sge.addr = wr->tm.add.sg_list[0].addr;
+			cmd.drv.sge.length = wr->tm.add.sg_list[0].length;
+			cmd.drv.sge.lkey = wr->tm.add.sg_list[0].lkey;
+		}
+		break;
+	case IBV_WR_TAG_DEL:
+		cmd.drv.opcode = SRNIC_TM_OP_DEL;
+		cmd.drv.handle = wr->tm.handle;
+		break;
+	case IBV_WR_TAG_SYNC:
+		cmd.drv.opcode = SRNIC_TM_OP_SYNC;
+		break;
+	default:
+		return EINVAL;
+	}
+	if (wr->flags & ~(IBV_OPS_SIGNALED | IBV_OPS_TM_SYNC))
+		return EINVAL;
+	cmd.drv.wr_id = wr->wr_id;
+	cmd.drv.flags = wr->flags;
+	cmd.drv.unexpected_cnt = wr->tm.unexpected_cnt;
+	return ibv_cmd_modify_srq(ibsrq, &attr, 0, &cmd.ibv_cmd, sizeof(cmd));
+}
+
+int srnic_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *wr,
+		       struct ibv_ops_wr **bad_wr)
+{
+	struct srnic_srq *srq = (struct srnic_srq *)ibsrq;
+	int err = 0;
+
+	for (; wr; wr = wr->next) {
+		err = srq->tm ? srnic_srq_op(ibsrq, wr) : EOPNOTSUPP;
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	return err;
 }
 
 /* Another process's XRC target QP of a shared domain, or this one's. */

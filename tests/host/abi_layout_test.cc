@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <infiniband/tm_types.h>
+#include <infiniband/verbs.h>
+
 extern "C" {
 #include "srnic-abi.h"
 }
@@ -71,6 +74,10 @@ TEST(AbiLayout, Cqe) {
 	EXPECT_EQ(offsetof(srnic_cqe, opcode), 38u);
 	EXPECT_EQ(offsetof(srnic_cqe, status), 39u);
 	EXPECT_EQ(offsetof(srnic_cqe, wc_flags), 40u);
+	EXPECT_EQ(offsetof(srnic_cqe, tm_tag_lo), 44u);
+	EXPECT_EQ(offsetof(srnic_cqe, tm_tag_hi), 48u);
+	EXPECT_EQ(offsetof(srnic_cqe, tm_priv), 52u);
+	EXPECT_EQ(offsetof(srnic_cqe, reserved1), 56u);
 	// The owner byte is the last one, written last.
 	EXPECT_EQ(offsetof(srnic_cqe, owner), SRNIC_CQE_SIZE - 1);
 }
@@ -143,6 +150,36 @@ TEST(AbiLayout, QueueCommands) {
 	// Follows the 4-byte core create_ah response: 4-byte fields only.
 	EXPECT_EQ(sizeof(srnic_create_ah_resp), 8u);
 	EXPECT_EQ(alignof(srnic_create_ah_resp), 1u);
+}
+
+// The engine writes libibverbs' values and parses its header layouts.
+TEST(AbiLayout, TagMatching) {
+	EXPECT_EQ(SRNIC_WC_TM_ADD, IBV_WC_TM_ADD);
+	EXPECT_EQ(SRNIC_WC_TM_DEL, IBV_WC_TM_DEL);
+	EXPECT_EQ(SRNIC_WC_TM_SYNC, IBV_WC_TM_SYNC);
+	EXPECT_EQ(SRNIC_WC_TM_RECV, IBV_WC_TM_RECV);
+	EXPECT_EQ(SRNIC_WC_TM_NO_TAG, IBV_WC_TM_NO_TAG);
+	EXPECT_EQ(SRNIC_WC_TM_ERR, IBV_WC_TM_ERR);
+	EXPECT_EQ(SRNIC_WC_TM_RNDV_INCOMPLETE, IBV_WC_TM_RNDV_INCOMPLETE);
+	EXPECT_EQ(SRNIC_TMH_SIZE, sizeof(ibv_tmh));
+	EXPECT_EQ(SRNIC_RVH_SIZE, sizeof(ibv_rvh));
+	EXPECT_EQ(offsetof(ibv_tmh, app_ctx), 4u);
+	EXPECT_EQ(offsetof(ibv_tmh, tag), 8u);
+	EXPECT_EQ(offsetof(ibv_rvh, rkey), 8u);
+	EXPECT_EQ(offsetof(ibv_rvh, len), 12u);
+	EXPECT_EQ(SRNIC_TMH_EAGER, IBV_TMH_EAGER);
+	EXPECT_EQ(SRNIC_TMH_RNDV, IBV_TMH_RNDV);
+	EXPECT_EQ(SRNIC_TMH_FIN, IBV_TMH_FIN);
+	EXPECT_EQ(SRNIC_TMH_NO_TAG, IBV_TMH_NO_TAG);
+	EXPECT_EQ(SRNIC_TM_OP_SIGNALED, IBV_OPS_SIGNALED);
+	EXPECT_EQ(SRNIC_TM_OP_TM_SYNC, IBV_OPS_TM_SYNC);
+	EXPECT_EQ(sizeof(srnic_tm_op), 72u);
+	EXPECT_EQ(offsetof(srnic_tm_op, handle_addr), 32u);
+	EXPECT_EQ(offsetof(srnic_tm_op, sge), 40u);
+	EXPECT_EQ(offsetof(srnic_tm_op, unexpected_cnt), 56u);
+	EXPECT_EQ(offsetof(srnic_tm_op, handle), 60u);
+	EXPECT_EQ(offsetof(srnic_tm_op, opcode), 64u);
+	EXPECT_EQ(offsetof(srnic_tm_op, num_sge), 66u);
 }
 
 TEST(AbiLayout, FirmwareVersionPacking) {

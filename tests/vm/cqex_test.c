@@ -83,9 +83,10 @@ TEST_F(create, refused_and_accepted)
 {
 	struct ibv_cq_init_attr_ex a = { .cqe = 16 };
 	uint64_t ok[] = { 0, IBV_WC_STANDARD_FLAGS, TS_FLAGS,
-			  IBV_WC_STANDARD_FLAGS | TS_FLAGS };
+			  IBV_WC_STANDARD_FLAGS | TS_FLAGS,
+			  IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO };
 	uint64_t no[] = { IBV_WC_EX_WITH_CVLAN, IBV_WC_EX_WITH_FLOW_TAG,
-			  IBV_WC_EX_WITH_TM_INFO, 1ull << 20 };
+			  1ull << 20 };
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(ok); i++) {
 		a.wc_flags = ok[i];

@@ -116,6 +116,16 @@ TEST_F(q, cq_with_channel)
 	EXPECT_EQ(0, ibv_destroy_comp_channel(ch));
 }
 
+/* A receive-only QP asks for no send WRs at all (pyverbs' TM tests do). */
+TEST_F(q, qp_without_send_queue)
+{
+	struct ibv_qp_cap cap = { .max_recv_wr = 8, .max_recv_sge = 1 };
+	struct ibv_qp *qp = make_qp(self->pd, self->cq, IBV_QPT_RC, cap, NULL);
+
+	ASSERT_NE(NULL, qp) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
 TEST_F(q, qp_types_and_caps)
 {
 	enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };

@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Tag matching SRQs on $SRNIC_DEV: a sender RC QP "a" with its own receive
+ * queue, connected to a receiver RC QP "b" on a TM SRQ whose list
+ * operations complete on their own CQ (tcq).  Eager messages that match a
+ * posted tag land in its buffer without the TMH; others go to the SRQ's
+ * receive WQEs whole; rendezvous messages are read from the sender's
+ * buffer, which then gets a FIN.  The variants vary the message size.
+ */
+#include <endian.h>
+#include <infiniband/tm_types.h>
+
+#include "kselftest_harness.h"
+#include "traffic.h"
+
+#define TMH 16u
+#define TAG_BUF (256u * KiB)	/* where tags' buffers start in b's buffer */
+#define RECV_BUF (1u * MiB)	/* where SRQ receive buffers start */
+#define RNDV_SRC (1536u * KiB)	/* where a's rendezvous data is */
+
+/* One extended completion, with the fields the tests look at. */
+struct tmc {
+	uint64_t wr_id, tag;
+	uint32_t priv, byte_len, wc_flags;
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+};
+
+/* One completion of @cq within @ms: 1, or 0 on timeout. */
+static int poll_tm(struct ibv_cq_ex *cq, struct tmc *c, int ms)
+{
+	struct ibv_poll_cq_attr pa = {};
+	uint64_t end = now_ms() + ms;
+	struct ibv_wc_tm_info tm;
+
+	while (ibv_start_poll(cq, &pa) == ENOENT) {
+		if (now_ms() > end)
+			return 0;
+		sched_yield();
+	}
+	ibv_wc_read_tm_info(cq, &tm);
+	*c = (struct tmc){
+		.wr_id = cq->wr_id, .status = cq->status,
+		.opcode = ibv_wc_read_opcode(cq),
+		.wc_flags = ibv_wc_read_wc_flags(cq),
+		.byte_len = ibv_wc_read_byte_len(cq),
+		.tag = tm.tag, .priv = tm.priv,
+	};
+	ibv_end_poll(cq);
+	return 1;
+}
+
+#define WAIT_TM(cq, c) \
+	ASSERT_EQ(1, poll_tm((cq), &(c), WC_MS)) \
+		TH_LOG("no completion within %d ms", WC_MS)
+
+#define TM_FLAGS (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID | IBV_WC_TM_SYNC_REQ)
+
+FIXTURE(tm) {
+	struct env e;
+	struct ibv_device_attr_ex ex;
+	struct ibv_cq_ex *tcq;
+	struct ibv_srq *srq;
+	struct ep a, b;
+	uint32_t unexp;		/* unexpected messages handled */
+};
+
+FIXTURE_VARIANT(tm) {
+	uint32_t len;		/* message length, TMH included */
+};
+
+FIXTURE_VARIANT_ADD(tm, small) { .len = 64 };
+FIXTURE_VARIANT_ADD(tm, large) { .len = 64 * KiB };
+
+static struct ibv_srq *tm_srq(struct env *e, struct ibv_cq_ex *cq,
+			      uint32_t tags)
+{
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 64, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM,
+		.srq_type = IBV_SRQT_TM, .pd = e->pd,
+		.cq = ibv_cq_ex_to_cq(cq),
+		.tm_cap = { .max_num_tags = tags, .max_ops = 16 },
+	};
+
+	return ibv_create_srq_ex(e->ctx, &sa);
+}
+
+FIXTURE_SETUP(tm)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 256,
+		.wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO,
+	};
+	struct qp_opts oa, ob;
+
+	ASSERT_EQ(0, env_open(&self->e)) TH_LOG("cannot open %s", srnic_test_dev());
+	ASSERT_EQ(0, ibv_query_device_ex(self->e.ctx, NULL, &self->ex));
+	if (!(self->ex.tm_caps.flags & IBV_TM_CAP_RC))
+		SKIP(return, "the device reports no RC tag matching");
+	self->tcq = ibv_create_cq_ex(self->e.ctx, &ca);
+	ASSERT_NE(NULL, self->tcq) TH_LOG("create_cq_ex: %s", strerror(errno));
+	self->srq = tm_srq(&self->e, self->tcq, self->ex.tm_caps.max_num_tags);
+	ASSERT_NE(NULL, self->srq) TH_LOG("TM SRQ: %s", strerror(errno));
+	oa = qp_defaults(&self->e, IBV_QPT_RC);
+	ob = oa;
+	ob.srq = self->srq;
+	ob.cq_ex = 1;
+	ob.wc_flags = ca.wc_flags;
+	ASSERT_EQ(0, pair_make(&self->e, &oa, &ob, &self->a, &self->b));
+}
+
+FIXTURE_TEARDOWN(tm)
+{
+	ep_destroy(&self->a);
+	ep_destroy(&self->b);
+	if (self->srq)
+		ibv_destroy_srq(self->srq);
+	if (self->tcq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(self->tcq));
+	env_close(&self->e);
+}
+
+/* Posts one list operation; its return value (bad_wr checked). */
+static int tm_op(struct ibv_srq *srq, struct ibv_ops_wr *wr)
+{
+	struct ibv_ops_wr *bad = NULL;
+	int err = ibv_post_srq_ops(srq, wr, &bad);
+
+	if (err && bad != wr)
+		return -1;
+	return err;
+}
+
+/* Adds @tag/@mask with tag buffer @i of b (@len bytes); the handle or -err. */
+static int add_tag(FIXTURE_DATA(tm) *self, uint64_t recv_wr_id, uint64_t tag,
+		   uint64_t mask, int i, uint32_t len)
+{
+	struct ibv_sge s = { (uintptr_t)self->b.buf + TAG_BUF + i * 64 * KiB,
+			     len, self->b.mr->lkey };
+	struct ibv_ops_wr wr = {
+		.wr_id = 1000 + recv_wr_id, .opcode = IBV_WR_TAG_ADD,
+		.flags = IBV_OPS_SIGNALED,
+		.tm = { .unexpected_cnt = self->unexp,
+			.add = { .recv_wr_id = recv_wr_id, .sg_list = &s,
+				 .num_sge = 1, .tag = tag, .mask = mask } },
+	};
+	int err = tm_op(self->srq, &wr);
+
+	return err ? -err : (int)wr.tm.handle;
+}
+
+/* A list operation without a buffer (DEL, SYNC). */
+static int simple_op(FIXTURE_DATA(tm) *self, enum ibv_ops_wr_opcode op,
+		     uint64_t wr_id, uint32_t handle, int flags)
+{
+	struct ibv_ops_wr wr = {
+		.wr_id = wr_id, .opcode = op, .flags = flags,
+		.tm = { .unexpected_cnt = self->unexp, .handle = handle },
+	};
+
+	return tm_op(self->srq, &wr);
+}
+
+/* Sends @len bytes of a's buffer at @off, starting with a TMH. */
+static int send_tmh(struct ep *a, size_t off, uint8_t op, uint64_t tag,
+		    uint32_t priv, uint32_t len)
+{
+	struct ibv_tmh h = { .opcode = op, .app_ctx = htobe32(priv),
+			     .tag = htobe64(tag) };
+
+	memcpy(a->buf + off, &h, sizeof(h));
+	return post_send1(a, IBV_WR_SEND, tag, off, len, IBV_SEND_SIGNALED,
+			  NULL, 0, 0);
+}
+
+/* The sender's completion of the last send: success. */
+#define SENT(self) do { \
+	struct ibv_wc __w; \
+	WAIT_WC((self)->a.cq, __w); \
+	ASSERT_WC(__w, IBV_WC_SUCCESS, IBV_WC_SEND); \
+} while (0)
+
+/* A list operation's completion: @op, @wr_id, @st. */
+#define OP_DONE(self, op, id, st) do { \
+	struct tmc __c; \
+	WAIT_TM((self)->tcq, __c); \
+	EXPECT_EQ((op), __c.opcode); \
+	EXPECT_EQ((uint64_t)(id), __c.wr_id); \
+	ASSERT_EQ((st), __c.status) TH_LOG("%s", ibv_wc_status_str(__c.status)); \
+} while (0)
+
+TEST_F(tm, caps)
+{
+	struct ibv_tm_caps *c = &self->ex.tm_caps;
+
+	EXPECT_GE(c->max_num_tags, 1u);
+	EXPECT_GE(c->max_sge, 1u);
+	EXPECT_GE(c->max_ops, 1u);
+	/* Room for the TMH and the RVH. */
+	EXPECT_GE(c->max_rndv_hdr_size, 32u);
+}
+
+/* An eager message lands in the matching tag's buffer, TMH stripped. */
+TEST_F(tm, eager_match)
+{
+	uint32_t len = variant->len, n = len - TMH;
+	struct tmc c;
+
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(i, add_tag(self, 10 + i, 0x100 + i, ~0ull, i, 64 * KiB));
+		OP_DONE(self, IBV_WC_TM_ADD, 1010 + i, IBV_WC_SUCCESS);
+	}
+	memset(self->b.buf + TAG_BUF, 0xee, 3 * 64 * KiB);
+	fill(self->a.buf + TMH, n, 7);
+	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_EAGER, 0x101, 0xabcd, len));
+	SENT(self);
+	WAIT_TM(self->b.cqx, c);
+	ASSERT_EQ(IBV_WC_SUCCESS, c.status);
+	EXPECT_EQ(IBV_WC_TM_RECV, c.opcode);
+	EXPECT_EQ(11u, c.wr_id);
+	EXPECT_EQ(IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID, c.wc_flags & TM_FLAGS);
+	EXPECT_EQ(0x101u, c.tag);
+	EXPECT_EQ(0xabcdu, c.priv);
+	EXPECT_EQ(n, c.byte_len);
+	EXPECT_EQ(-1, verify(self->b.buf + TAG_BUF + 64 * KiB, n, 7));
+	/* The other tags' buffers are untouched. */
+	EXPECT_EQ(-1, all_eq(self->b.buf + TAG_BUF, 64 * KiB, 0xee));
+	EXPECT_EQ(-1, all_eq(self->b.buf + TAG_BUF + 128 * KiB, 64 * KiB, 0xee));
+	/* The tag was consumed: deleting it fails with TM_ERR. */
+	ASSERT_EQ(0, simple_op(self, IBV_WR_TAG_DEL, 77, 1, IBV_OPS_SIGNALED));
+	OP_DONE(self, IBV_WC_TM_DEL, 77, IBV_WC_TM_ERR);
+}
+
+/* Two tags match one message: the one posted first takes it. */
+TEST_F(tm, oldest_tag_wins)
+{
+	struct tmc c;
+
+	ASSERT_EQ(0, add_tag(self, 1, 0x55, ~0ull, 0, 64 * KiB));
+	ASSERT_EQ(1, add_tag(self, 2, 0x55, ~0ull, 1, 64 * KiB));
+	OP_DONE(self, IBV_WC_TM_ADD, 1001, IBV_WC_SUCCESS);
+	OP_DONE(self, IBV_WC_TM_ADD, 1002, IBV_WC_SUCCESS);
+	for (int i = 1; i <= 2; i++) {
+		ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_EAGER, 0x55, 0, variant->len));
+		SENT(self);
+		WAIT_TM(self->b.cqx, c);
+		EXPECT_EQ((uint64_t)i, c.wr_id);
+	}
+}
+
+/* The mask: only its bits of the incoming tag count. */
+TEST_F(tm, tag_mask)
+{
+	struct tmc c;
+
+	ASSERT_EQ(0, post_recv(&self->b, 500, RECV_BUF, 64 * KiB));
+	ASSERT_EQ(0, add_tag(self, 1, 0x1200, 0xff00, 0, 64 * KiB));
+	OP_DONE(self, IBV_WC_TM_ADD, 1001, IBV_WC_SUCCESS);
+	/* Bits outside the mask differ: still a match. */
+	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_EAGER, 0x12ab, 0, variant->len));
+	SENT(self);
+	WAIT_TM(self->b.cqx, c);
+	EXPECT_EQ(1u, c.wr_id);
+	EXPECT_EQ(IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID, c.wc_flags & TM_FLAGS);
+	EXPECT_EQ(0x12abu, c.tag);
+	/* The consumed entry is free again: the same handle. */
+	ASSERT_EQ(0, add_tag(self, 2, 0x1200, 0xff00, 1, 64 * KiB));
+	OP_DONE(self, IBV_WC_TM_ADD, 1002, IBV_WC_SUCCESS);
+	/* A bit inside the mask differs: unexpected. */
+	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_EAGER, 0x13ab, 0, variant->len));
+	SENT(self);
+	WAIT_TM(self->b.cqx, c);
+	EXPECT_EQ(500u, c.wr_id);
+	EXPECT_EQ(IBV_WC_TM_RECV, c.opcode);
+	EXPECT_EQ(0u, c.wc_flags & TM_FLAGS);
+}
+
+/*
+ * An unmatched message goes, TMH and all, to a receive WQE; matching then
+ * stops until a sync reports it handled.
+ */
+TEST_F(tm, unexpected_then_sync)
+{
+	uint32_t len = variant->len;
+	struct tmc c;
+
+	ASSERT_EQ(0, post_recv(&self->b, 500, RECV_BUF, 64 * KiB));
+	ASSERT_EQ(0, post_recv(&self->b, 501, RECV_BUF + 64 * KiB, 64 * KiB));
+	fill(self->a.buf, len, 3);
+	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_EAGER, 5, 9, len));
+	SENT(self);
+	WAIT_TM(self->b.cqx, c);
+	ASSERT_EQ(IBV_WC_SUCCESS, c.status);
+	EXPECT_EQ(IBV_WC_TM_RECV, c.opcode);
+	EXPECT_EQ(500u, c.wr_id);
+	EXPECT_EQ(0u, c.wc_flags & TM_FLAGS);
+	EXPECT_EQ(len, c.byte_len);
+	EXPECT_EQ(0, memcmp(self->b.buf + RECV_BUF, self->a.buf, len));
+
+	/* Not yet synced: the ADD asks for a sync, and nothing matches. */
+	ASSERT_EQ(0, add_tag(self, 1, 5, ~0ull, 0, 64 * KiB));
+	WAIT_TM(self->tcq, c);
+	EXPECT_EQ(IBV_WC_TM_ADD, c.opcode);
+	EXPECT_EQ(IBV_WC_TM_SYNC_REQ, c.wc_flags & TM_FLAGS);
+	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_EAGER, 5, 9, len));
+	SENT(self);
+	WAIT_TM(self->b.cqx, c);
+	EXPECT_EQ(501u, c.wr_id);
+	EXPECT_EQ(0u, c.wc_flags & TM_FLAGS);
+
+	/* Both handled: in sync, the tag matches again. */
+	self->unexp = 2;
+	ASSERT_EQ(0, simple_op(self, IBV_WR_TAG_SYNC, 27, 0,
+			       IBV_OPS_SIGNALED | IBV_OPS_TM_SYNC));
+	WAIT_TM(self->tcq, c);
+	EXPECT_EQ(IBV_WC_TM_SYNC, c.opcode);
+	EXPECT_EQ(27u, c.wr_id);
+	EXPECT_EQ(0u, c.wc_flags & TM_FLAGS);
+	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_EAGER, 5, 9, len));
+	SENT(self);
+	WAIT_TM(self->b.cqx, c);
+	EXPECT_EQ(1u, c.wr_id);
+	EXPECT_EQ(IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID, c.wc_flags & TM_FLAGS);
+}
+
+/* A deleted tag matches nothing; deleting it twice fails. */
+TEST_F(tm, del_then_unexpected)
+{
+	struct tmc c;
+	int h;
+
+	ASSERT_EQ(0, post_recv(&self->b, 500, RECV_BUF, 64 * KiB));
+	h = add_tag(self, 1, 8, ~0ull, 0, 64 * KiB);
+	ASSERT_GE(h, 0);
+	OP_DONE(self, IBV_WC_TM_ADD, 1001, IBV_WC_SUCCESS);
+	ASSERT_EQ(0, simple_op(self, IBV_WR_TAG_DEL, 40, h, IBV_OPS_SIGNALED));
+	OP_DONE(self, IBV_WC_TM_DEL, 40, IBV_WC_SUCCESS);
+	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_EAGER, 8, 0, variant->len));
+	SENT(self);
+	WAIT_TM(self->b.cqx, c);
+	EXPECT_EQ(500u, c.wr_id);
+	EXPECT_EQ(IBV_WC_TM_RECV, c.opcode);
+	EXPECT_EQ(0u, c.wc_flags & TM_FLAGS);
+	/* Unsignaled, but an error completes anyway. */
+	ASSERT_EQ(0, simple_op(self, IBV_WR_TAG_DEL, 41, h, 0));
+	OP_DONE(self, IBV_WC_TM_DEL, 41, IBV_WC_TM_ERR);
+	/* A signaled-less success leaves nothing in the CQ. */
+	ASSERT_EQ(0, simple_op(self, IBV_WR_TAG_SYNC, 42, 0, 0));
+	EXPECT_EQ(0, poll_tm(self->tcq, &c, QUIET_MS));
+}
+
+/* NO_TAG messages go to receive WQEs and need no sync. */
+TEST_F(tm, no_tag)
+{
+	struct tmc c;
+
+	ASSERT_EQ(0, post_recv(&self->b, 500, RECV_BUF, 64 * KiB));
+	ASSERT_EQ(0, add_tag(self, 1, 8, ~0ull, 0, 64 * KiB));
+	OP_DONE(self, IBV_WC_TM_ADD, 1001, IBV_WC_SUCCESS);
+	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_NO_TAG, 8, 0, variant->len));
+	SENT(self);
+	WAIT_TM(self->b.cqx, c);
+	EXPECT_EQ(IBV_WC_TM_NO_TAG, c.opcode);
+	EXPECT_EQ(500u, c.wr_id);
+	EXPECT_EQ(variant->len, c.byte_len);
+	/* Still in sync: the tag matches. */
+	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_EAGER, 8, 0, variant->len));
+	SENT(self);
+	WAIT_TM(self->b.cqx, c);
+	EXPECT_EQ(1u, c.wr_id);
+	EXPECT_EQ(IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID, c.wc_flags & TM_FLAGS);
+}
+
+/* Writes a rendezvous header for @len bytes at a's RNDV_SRC with @rkey. */
+static void rvh(struct ep *a, uint32_t rkey, uint32_t len)
+{
+	struct ibv_rvh r = { .va = htobe64((uintptr_t)a->buf + RNDV_SRC),
+			     .rkey = htobe32(rkey), .len = htobe32(len) };
+
+	memcpy(a->buf + TMH, &r, sizeof(r));
+}
+
+/* Rendezvous: matched, read from the sender, then a FIN to the sender. */
+TEST_F(tm, rndv)
+{
+	uint32_t len = variant->len;
+	struct ibv_tmh fin;
+	struct ibv_wc wc;
+	struct tmc c;
+
+	ASSERT_EQ(0, post_recv(&self->a, 600, RECV_BUF, 64));
+	ASSERT_EQ(0, add_tag(self, 1, 0x77, ~0ull, 0, 64 * KiB));
+	OP_DONE(self, IBV_WC_TM_ADD, 1001, IBV_WC_SUCCESS);
+	fill(self->a.buf + RNDV_SRC, len, 11);
+	rvh(&self->a, self->a.mr->rkey, len);
+	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_RNDV, 0x77, 4, 32));
+	SENT(self);
+	WAIT_TM(self->b.cqx, c);
+	EXPECT_EQ(IBV_WC_TM_RECV, c.opcode);
+	EXPECT_EQ(1u, c.wr_id);
+	EXPECT_EQ(IBV_WC_TM_MATCH, c.wc_flags & TM_FLAGS);
+	EXPECT_EQ(0x77u, c.tag);
+	WAIT_TM(self->b.cqx, c);
+	ASSERT_EQ(IBV_WC_SUCCESS, c.status);
+	EXPECT_EQ(1u, c.wr_id);
+	EXPECT_EQ(IBV_WC_TM_DATA_VALID, c.wc_flags & TM_FLAGS);
+	EXPECT_EQ(len, c.byte_len);
+	EXPECT_EQ(-1, verify(self->b.buf + TAG_BUF, len, 11));
+	WAIT_WC(self->a.cq, wc);
+	ASSERT_WC(wc, IBV_WC_SUCCESS, IBV_WC_RECV);
+	EXPECT_EQ(600u, wc.wr_id);
+	ASSERT_EQ(sizeof(fin), wc.byte_len);
+	memcpy(&fin, self->a.buf + RECV_BUF, sizeof(fin));
+	EXPECT_EQ(IBV_TMH_FIN, fin.opcode);
+	EXPECT_EQ(0x77u, be64toh(fin.tag));
+}
+
+/* A rendezvous the receiver cannot read is left to software. */
+TEST_F(tm, rndv_bad_rkey)
+{
+	struct tmc c;
+
+	ASSERT_EQ(0, post_recv(&self->a, 600, RECV_BUF, 64));
+	ASSERT_EQ(0, add_tag(self, 1, 0x77, ~0ull, 0, 64 * KiB));
+	OP_DONE(self, IBV_WC_TM_ADD, 1001, IBV_WC_SUCCESS);
+	memset(self->b.buf + TAG_BUF, 0xee, 64 * KiB);
+	rvh(&self->a, self->a.mr->rkey ^ 0x80, variant->len);
+	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_RNDV, 0x77, 0, 32));
+	SENT(self);
+	WAIT_TM(self->b.cqx, c);
+	EXPECT_EQ(IBV_WC_TM_MATCH, c.wc_flags & TM_FLAGS);
+	WAIT_TM(self->b.cqx, c);
+	EXPECT_EQ(IBV_WC_TM_RNDV_INCOMPLETE, c.status);
+	EXPECT_EQ(1u, c.wr_id);
+	EXPECT_EQ(-1, all_eq(self->b.buf + TAG_BUF, 64 * KiB, 0xee));
+	/* No FIN, and both QPs still work. */
+	ASSERT_QUIET(self->a.cq);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b.qp));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a.qp));
+}
+
+/* A message longer than the tag's buffer fails both sides. */
+TEST_F(tm, eager_too_long)
+{
+	struct ibv_wc wc;
+	struct tmc c;
+
+	ASSERT_EQ(0, add_tag(self, 1, 3, ~0ull, 0, 8));
+	OP_DONE(self, IBV_WC_TM_ADD, 1001, IBV_WC_SUCCESS);
+	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_EAGER, 3, 0, variant->len));
+	WAIT_WC(self->a.cq, wc);
+	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, wc.status);
+	WAIT_TM(self->b.cqx, c);
+	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, c.status);
+	EXPECT_EQ(1u, c.wr_id);
+}
+
+/* Requests the device refuses, each with its errno or status. */
+TEST_F(tm, refusals)
+{
+	uint32_t max = self->ex.tm_caps.max_num_tags;
+	struct ibv_sge s[2] = {
+		{ (uintptr_t)self->b.buf, 64, self->b.mr->lkey },
+		{ (uintptr_t)self->b.buf + 64, 64, self->b.mr->lkey },
+	};
+	struct ibv_ops_wr wr = { .wr_id = 5, .opcode = IBV_WR_TAG_ADD,
+				 .flags = IBV_OPS_SIGNALED,
+				 .tm.add = { .sg_list = s, .num_sge = 2 } };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq *basic;
+	struct tmc c;
+
+	/* More SGEs than tm_caps.max_sge. */
+	EXPECT_EQ(EINVAL, tm_op(self->srq, &wr));
+	/* A handle beyond the list. */
+	EXPECT_EQ(EINVAL, simple_op(self, IBV_WR_TAG_DEL, 1, max, IBV_OPS_SIGNALED));
+	/* A buffer no MR of the PD covers: the ADD completes in error. */
+	wr.tm.add.num_sge = 1;
+	s[0].lkey ^= 0x80;
+	EXPECT_EQ(0, tm_op(self->srq, &wr));
+	OP_DONE(self, IBV_WC_TM_ADD, 5, IBV_WC_LOC_PROT_ERR);
+	/* Beyond the MR. */
+	s[0].lkey = self->b.mr->lkey;
+	s[0].addr = (uintptr_t)self->b.buf + BUF_LEN - 8;
+	EXPECT_EQ(0, tm_op(self->srq, &wr));
+	OP_DONE(self, IBV_WC_TM_ADD, 5, IBV_WC_LOC_PROT_ERR);
+	/* The list fills up. */
+	for (uint32_t i = 0; i < max; i++) {
+		ASSERT_EQ((int)i, add_tag(self, i, i, ~0ull, 0, 64));
+		OP_DONE(self, IBV_WC_TM_ADD, 1000 + i, IBV_WC_SUCCESS);
+	}
+	EXPECT_EQ(-ENOMEM, add_tag(self, 9999, 1, ~0ull, 0, 64));
+	/* A deleted entry is free again. */
+	ASSERT_EQ(0, simple_op(self, IBV_WR_TAG_DEL, 3, 7, 0));
+	EXPECT_EQ(7, add_tag(self, 7, 7, ~0ull, 0, 64));
+	OP_DONE(self, IBV_WC_TM_ADD, 1007, IBV_WC_SUCCESS);
+	EXPECT_EQ(0, poll_tm(self->tcq, &c, 0));
+	/* A list bigger than the device's, and list operations elsewhere. */
+	EXPECT_EQ(NULL, tm_srq(&self->e, self->tcq, max + 1));
+	EXPECT_EQ(EINVAL, errno);
+	basic = ibv_create_srq(self->e.pd, &sa);
+	ASSERT_NE(NULL, basic);
+	EXPECT_EQ(EOPNOTSUPP, tm_op(basic, &wr));
+	EXPECT_EQ(0, ibv_destroy_srq(basic));
+}
+
+/*
+ * Tear-down while messages run: the receiver's QP and the SRQ go while
+ * the sender still has matched, unexpected and rendezvous messages queued.
+ * Every send completes, nothing leaks (the suite's dmesg check).
+ */
+TEST_F(tm, destroy_in_flight)
+{
+	enum { N = 48 };
+	struct ibv_wc wc;
+	int done = 0;
+
+	for (int i = 0; i < 8; i++)
+		ASSERT_EQ(0, post_recv(&self->b, 500 + i, RECV_BUF + i * 4 * KiB,
+				       4 * KiB));
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(0, post_recv(&self->a, 600 + i, RECV_BUF + i * 64, 64));
+	for (int i = 0; i < 8; i++)
+		ASSERT_LE(0, add_tag(self, i, i, ~0ull, i, 64 * KiB));
+	rvh(&self->a, self->a.mr->rkey, 4 * KiB);
+	for (int i = 0; i < N; i++) {
+		uint8_t op = i % 3 == 2 ? IBV_TMH_RNDV : IBV_TMH_EAGER;
+
+		/* Each message its own header: the engine reads them later. */
+		memcpy(self->a.buf + 64 * (i + 1) + TMH, self->a.buf + TMH, 16);
+		ASSERT_EQ(0, send_tmh(&self->a, 64 * (i + 1), op, i % 10, 0,
+				      op == IBV_TMH_RNDV ? 32 : 48));
+	}
+	ASSERT_EQ(0, ibv_destroy_qp(self->b.qp));
+	self->b.qp = NULL;
+	ASSERT_EQ(0, ibv_destroy_srq(self->srq));
+	self->srq = NULL;
+	/* Sends have wr_id = tag < 10; FINs and flushed receives 600 on. */
+	while (done < N && poll_one(self->a.cq, &wc, WC_MS) == 1)
+		done += wc.wr_id < 600;
+	EXPECT_EQ(N, done);
+}
+
+TEST_HARNESS_MAIN
