@@ -269,6 +269,7 @@ struct srnic_resize_cq_resp {
  */
 #define SRNIC_SEND_HDR_RC 64u	/* ctrl 32 + raddr 16 + atomic 16 */
 #define SRNIC_SEND_HDR_UD 80u	/* ctrl 32 + ud 48 */
+#define SRNIC_SEND_HDR_RAW 32u	/* ctrl 32: the data is a whole Ethernet frame */
 
 enum srnic_wqe_flags {
 	SRNIC_WQE_SIGNALED = 1u << 0,
@@ -469,6 +470,52 @@ struct srnic_tm_op {
 	__u8 flags;			/* enum srnic_tm_op_flags */
 	__u8 num_sge;			/* ADD: 0 or 1 */
 	__u8 reserved[5];
+};
+
+/*
+ * ibv_create_wq (receive WQ of raw packet QPs, for RSS): a receive ring and
+ * doorbell record as an SRQ's (struct srnic_srq_db, same rules), posted
+ * with the same receive WQEs.  The core answers the WQ number.
+ */
+struct srnic_create_wq_req {
+	__aligned_u64 buf_addr;
+	__aligned_u64 db_addr;		/* struct srnic_srq_db */
+	__u32 log_entries;
+	__u32 log_stride;
+	__u32 comp_mask;		/* must be 0 */
+	__u32 reserved;			/* must be 0 */
+};
+
+/*
+ * ibv_create_qp_ex of an RSS raw packet QP (IBV_QP_INIT_ATTR_IND_TABLE and
+ * _RX_HASH): the hash configuration, which the core does not carry.  Only
+ * Toeplitz with a 40-byte key; fields are IBV_RX_HASH_* bits (IPv4/IPv6
+ * addresses, TCP/UDP ports).  The response is srnic_create_qp_resp (no
+ * doorbell: an RSS QP has no queue of its own).
+ */
+#define SRNIC_RSS_KEY_LEN 40u
+#define SRNIC_RX_HASH_FUNC_TOEPLITZ 1u
+
+/* rx_hash_fields_mask bits: the values of enum ibv_rx_hash_fields. */
+enum srnic_rx_hash_fields {
+	SRNIC_RX_HASH_SRC_IPV4 = 1u << 0,
+	SRNIC_RX_HASH_DST_IPV4 = 1u << 1,
+	SRNIC_RX_HASH_SRC_IPV6 = 1u << 2,
+	SRNIC_RX_HASH_DST_IPV6 = 1u << 3,
+	SRNIC_RX_HASH_SRC_PORT_TCP = 1u << 4,
+	SRNIC_RX_HASH_DST_PORT_TCP = 1u << 5,
+	SRNIC_RX_HASH_SRC_PORT_UDP = 1u << 6,
+	SRNIC_RX_HASH_DST_PORT_UDP = 1u << 7,
+};
+
+struct srnic_create_qp_rss_req {
+	__aligned_u64 rx_hash_fields_mask;
+	__u8 rx_hash_function;		/* IBV_RX_HASH_FUNC_TOEPLITZ */
+	__u8 rx_hash_key_len;		/* SRNIC_RSS_KEY_LEN */
+	__u8 reserved0[6];		/* must be 0 */
+	__u8 rx_hash_key[SRNIC_RSS_KEY_LEN];
+	__u32 comp_mask;		/* must be 0 */
+	__u32 reserved1;		/* must be 0 */
 };
 
 /* ibv_create_ah: the resolved destination MAC for the provider's AV. */

@@ -61,6 +61,8 @@
 #define SRNIC_MAX_SRQ		(64 * 1024)
 #define SRNIC_MAX_SRQ_WR	(32 * 1024)
 #define SRNIC_MAX_AH		(1024 * 1024)
+#define SRNIC_MAX_WQ		(64 * 1024)
+#define SRNIC_MAX_RWQ_IND_TABLE_SIZE 256
 /* Each context starts with one UAR page and grows up to this many. */
 #define SRNIC_MAX_UARS_PER_UCONTEXT 256
 #define SRNIC_NUM_ENGINES	1
@@ -186,6 +188,18 @@ struct srnic_dev {
 
 	struct srnic_sched sched;
 	u32 id;				/* in the host-wide device registry */
+
+	/* Raw packet steering (srnic_raw.c). */
+	struct mutex flow_lock;		/* writers of @flows */
+	struct list_head flows;		/* struct srnic_flow by priority, RCU */
+	struct ida wq_ida;		/* receive WQ numbers */
+	atomic_t next_ind_tbl;
+	struct srnic_raw_stats {
+		atomic64_t tx, tx_dropped;	/* sent on the netdev, or not */
+		atomic64_t delivered;		/* frames placed in a receive WQE */
+		atomic64_t no_flow;		/* matched no flow: dropped */
+		atomic64_t no_wqe;		/* flow matched, nothing posted */
+	} raw_stats;
 };
 
 enum srnic_mmap_type {
@@ -305,6 +319,42 @@ struct srnic_qp {
 	bool rwqe_held;
 	u32 held_max_sge;
 	u32 held_srqn;			/* XRC: the SRQ it came from */
+	/* RSS raw packet QP: the hash; its queues are the table's WQs. */
+	struct srnic_rss *rss;
+};
+
+struct srnic_rss {
+	u64 fields;			/* IB_RX_HASH_* */
+	u8 key[SRNIC_RSS_KEY_LEN];
+};
+
+/* A receive WQ (RSS): a receive ring in user memory, like an SRQ's. */
+struct srnic_rwq {
+	struct ib_wq ibwq;
+	spinlock_t lock;		/* consumption, state */
+	int state;			/* enum ib_wq_state */
+	u32 cons;
+	struct srnic_wq wq;
+	struct srnic_umem db;		/* struct srnic_srq_db */
+	u32 max_sge;
+};
+
+struct srnic_ind_tbl {
+	struct ib_rwq_ind_table ibtbl;
+};
+
+/* A steering rule: what a frame must match to reach @qp. */
+struct srnic_flow {
+	struct ib_flow ibflow;
+	struct list_head list;		/* srnic_dev.flows */
+	struct srnic_qp *qp;		/* the core holds it while we exist */
+	u16 priority;
+	u8 layers;			/* SRNIC_FLOW_* present */
+	struct ib_flow_eth_filter eth, eth_mask;
+	struct ib_flow_ipv4_filter ip4, ip4_mask;
+	struct ib_flow_ipv6_filter ip6, ip6_mask;
+	struct ib_flow_tcp_udp_filter l4, l4_mask;
+	struct rcu_head rcu;
 };
 
 /* A tag list entry of a TM SRQ (srnic_tm.c). */
@@ -426,6 +476,11 @@ static inline struct srnic_qp *to_sqp(struct ib_qp *ibqp)
 static inline bool srnic_qp_has_sq(const struct srnic_qp *qp)
 {
 	return qp->sq.ring.kva;
+}
+
+static inline struct srnic_rwq *to_srwq(struct ib_wq *ibwq)
+{
+	return container_of(ibwq, struct srnic_rwq, ibwq);
 }
 
 static inline struct srnic_srq *to_ssrq(struct ib_srq *ibsrq)

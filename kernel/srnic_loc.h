@@ -40,6 +40,23 @@ int srnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int srnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 
 /* srnic_qp.c */
+int srnic_qp_init(struct srnic_qp *qp, bool receives);
+int srnic_qp_publish(struct srnic_dev *sdev, struct srnic_qp *qp,
+		     struct ib_qp_init_attr *init);
+
+/* Bytes before a send WQE's data: see SRNIC_SEND_HDR_* in srnic-abi.h. */
+static inline u32 srnic_send_hdr(enum ib_qp_type type)
+{
+	switch (type) {
+	case IB_QPT_UD:
+		return SRNIC_SEND_HDR_UD;
+	case IB_QPT_RAW_PACKET:
+		return SRNIC_SEND_HDR_RAW;
+	default:
+		return SRNIC_SEND_HDR_RC;
+	}
+}
+
 int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata);
 int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -55,6 +72,10 @@ int srnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
 int srnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int srnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int srnic_recv_ring_pin(struct srnic_dev *sdev, u32 max_wr, u32 max_sge,
+			u32 max_entries, u64 buf_addr, u64 db_addr,
+			u32 log_entries, u32 log_stride, struct srnic_wq *wq,
+			struct srnic_umem *db, u32 *sge_room);
 struct srnic_srq *srnic_xrc_srq_get(struct srnic_dev *sdev, u32 srqn);
 void srnic_srq_put(struct srnic_srq *srq);
 int srnic_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
@@ -69,6 +90,29 @@ bool srnic_tm_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 		   enum srnic_resp *r);
 void srnic_tm_unexpected(struct srnic_srq *srq);
 void srnic_tm_fin(struct srnic_engine *eng, struct srnic_qp *qp, u64 tag);
+
+/* srnic_raw.c: raw packet QPs, flow steering, receive WQs and RSS */
+void srnic_raw_init(struct srnic_dev *sdev);
+void srnic_raw_debugfs(struct srnic_dev *sdev);
+void srnic_raw_cleanup(struct srnic_dev *sdev);
+int srnic_create_rss_qp(struct srnic_dev *sdev, struct srnic_qp *qp,
+			struct ib_qp_init_attr *init, struct ib_udata *udata);
+enum ib_wc_status srnic_raw_send(struct srnic_dev *sdev,
+				 struct srnic_engine *eng,
+				 const struct srnic_sg *frame);
+struct ib_flow *srnic_create_flow(struct ib_qp *ibqp,
+				  struct ib_flow_attr *attr,
+				  struct ib_udata *udata);
+int srnic_destroy_flow(struct ib_flow *ibflow);
+struct ib_wq *srnic_create_wq(struct ib_pd *ibpd, struct ib_wq_init_attr *init,
+			      struct ib_udata *udata);
+int srnic_modify_wq(struct ib_wq *ibwq, struct ib_wq_attr *attr, u32 mask,
+		    struct ib_udata *udata);
+int srnic_destroy_wq(struct ib_wq *ibwq, struct ib_udata *udata);
+int srnic_create_rwq_ind_table(struct ib_rwq_ind_table *ibtbl,
+			       struct ib_rwq_ind_table_init_attr *init,
+			       struct ib_udata *udata);
+int srnic_destroy_rwq_ind_table(struct ib_rwq_ind_table *ibtbl);
 
 /* srnic_ah.c */
 int srnic_create_user_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
@@ -87,6 +131,8 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 		     struct srnic_qp *qp, int budget, unsigned long *timer);
 
 /* srnic_resp.c */
+int srnic_ring_take(const struct srnic_wq *wq, u32 *cons, const u32 *prod_p,
+		    u32 *cons_p, void *rwqe);
 bool srnic_recv_available(struct srnic_qp *qp, const struct srnic_msg *m);
 void srnic_recv_fail_held(struct srnic_qp *qp, const struct srnic_msg *m,
 			  enum ib_wc_status status);

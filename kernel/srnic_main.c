@@ -64,6 +64,7 @@ static void srnic_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->cqs);
 	xa_destroy(&sdev->srqs);
 	ida_destroy(&sdev->pd_ida);
+	srnic_raw_cleanup(sdev);
 	if (sdev->status_page)
 		__free_page(sdev->status_page);
 }
@@ -121,6 +122,7 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->cqs, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC);
+	srnic_raw_init(sdev);
 	/* From here on, srnic_dealloc_driver() undoes whatever was done. */
 	ib_set_device_ops(&sdev->ibdev, &srnic_link_dev_ops);
 	/* Leaves a table srnic_mr_table_destroy() accepts, even on failure. */
@@ -172,6 +174,7 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 
 	/* Before registering, so that an early unregistration removes them. */
 	srnic_debugfs_add_dev(sdev, ibdev_name);
+	srnic_raw_debugfs(sdev);
 	err = srnic_engine_start(sdev, ibdev_name);
 	if (err)
 		goto err_dealloc;

@@ -9,10 +9,6 @@
 
 #include "srnic_loc.h"
 
-static u32 srnic_send_hdr(enum ib_qp_type type)
-{
-	return type == IB_QPT_UD ? SRNIC_SEND_HDR_UD : SRNIC_SEND_HDR_RC;
-}
 
 static bool srnic_log_in(u32 log, u32 min_bytes, u32 max_bytes)
 {
@@ -87,10 +83,12 @@ static void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp)
 	srnic_umem_release(sdev, &qp->sq.ring);
 	kfree(qp->held_rwqe);
 	qp->held_rwqe = NULL;
+	kfree(qp->rss);
+	qp->rss = NULL;
 }
 
 /* What every QP starts with. */
-static int srnic_qp_init(struct srnic_qp *qp, bool receives)
+int srnic_qp_init(struct srnic_qp *qp, bool receives)
 {
 	mutex_init(&qp->lock);
 	spin_lock_init(&qp->rq_lock);
@@ -109,7 +107,7 @@ static int srnic_qp_init(struct srnic_qp *qp, bool receives)
 }
 
 /* Gives @qp its number and initial attributes; it is findable after. */
-static int srnic_qp_publish(struct srnic_dev *sdev, struct srnic_qp *qp,
+int srnic_qp_publish(struct srnic_dev *sdev, struct srnic_qp *qp,
 			    struct ib_qp_init_attr *init)
 {
 	u32 qpn;
@@ -165,6 +163,13 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (!udata || !udata->inlen)
 		return -EOPNOTSUPP;
 	switch (init->qp_type) {
+	case IB_QPT_RAW_PACKET:
+		/* The core checks it too; frames bypass every protocol. */
+		if (!capable(CAP_NET_RAW))
+			return -EPERM;
+		if (init->rwq_ind_tbl)
+			return srnic_create_rss_qp(sdev, qp, init, udata);
+		break;
 	case IB_QPT_RC:
 	case IB_QPT_UC:
 	case IB_QPT_UD:
@@ -185,7 +190,12 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -EINVAL;
 
 	suc = rdma_udata_to_drv_context(udata, struct srnic_ucontext, ibuc);
-	err = srnic_qp_init(qp, init->srq || qp->cap.max_recv_wr);
+	/*
+	 * A raw QP cannot hold a receive WQE for a frame whose page faulted:
+	 * a frame is not sent again.  Such a receive fails (srnic_resp_recv).
+	 */
+	err = srnic_qp_init(qp, init->qp_type != IB_QPT_RAW_PACKET &&
+				(init->srq || qp->cap.max_recv_wr));
 	if (err)
 		goto err;
 	qp->sq.log_entries = req.sq_log_entries;
@@ -325,7 +335,8 @@ static void srnic_qp_resolve_path(struct srnic_qp *qp)
 	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
 	const struct ib_gid_attr *sgid;
 
-	if (qp->ibqp.qp_type == IB_QPT_UD)
+	if (qp->ibqp.qp_type == IB_QPT_UD ||
+	    qp->ibqp.qp_type == IB_QPT_RAW_PACKET)
 		return;
 	qp->peer_dev = srnic_dev_by_gid(grh->dgid.raw);
 	sgid = rdma_get_gid_attr(qp->ibqp.device, SRNIC_PORT, grh->sgid_index);

@@ -19,6 +19,9 @@ static const u32 srnic_rnr_usec[32] = {
 
 static bool srnic_opcode_ok(enum ib_qp_type type, u8 op)
 {
+	/* A raw QP sends frames: no immediate, no remote memory. */
+	if (type == IB_QPT_RAW_PACKET)
+		return op == IB_UVERBS_WR_SEND;
 	switch (op) {
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
@@ -130,7 +133,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 {
 	enum ib_qp_type type = qp->ibqp.qp_type;
 	u32 stride = 1U << qp->sq.log_stride;
-	u32 hdr = type == IB_QPT_UD ? SRNIC_SEND_HDR_UD : SRNIC_SEND_HDR_RC;
+	u32 hdr = srnic_send_hdr(type);
 	struct srnic_wqe_ctrl *ctrl = eng->wqe;
 	const struct srnic_wqe_raddr *raddr;
 	const struct srnic_wqe_atomic *atomic;
@@ -207,6 +210,11 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 	m.imm = ctrl->imm_data;
 	m.src = qp;
 
+	if (type == IB_QPT_RAW_PACKET) {
+		status = srnic_raw_send(sdev, eng, &eng->local);
+		m.len = eng->local.total;
+		goto release;
+	}
 	if (type == IB_QPT_UD) {
 		const struct srnic_wqe_ud *ud = eng->wqe + sizeof(*ctrl);
 		u32 mtu = ib_mtu_enum_to_int(iboe_get_mtu(READ_ONCE(sdev->ndev->mtu)));

@@ -36,6 +36,30 @@ static struct srnic_pd *srnic_recv_pd(struct srnic_qp *qp,
 }
 
 /*
+ * Copies the receive WQE at *@cons of ring @wq into @rwqe and consumes it,
+ * with the ring's lock held.  @prod_p and @cons_p are the producer and
+ * consumer counters in the user's doorbell record.  Returns how many WQEs
+ * were posted (>= 1) with one taken, 0 if none is, -EPROTO if the producer
+ * is impossible.
+ */
+int srnic_ring_take(const struct srnic_wq *wq, u32 *cons, const u32 *prod_p,
+		    u32 *cons_p, void *rwqe)
+{
+	u32 n = 1U << wq->log_entries, prod = READ_ONCE(*prod_p);
+	u32 avail = prod - *cons;
+
+	if (!avail || avail > n)
+		return avail ? -EPROTO : 0;
+	/* Pairs with the provider's release store of the producer. */
+	smp_rmb();
+	memcpy(rwqe, wq->ring.kva + ((*cons & (n - 1)) << wq->log_stride),
+	       1U << wq->log_stride);
+	++*cons;
+	smp_store_release(cons_p, *cons);
+	return avail;
+}
+
+/*
  * Takes the next receive WQE of @qp (from @srq or its RQ) into @rwqe.
  * Returns 1 with a WQE, 0 if none is posted, -EPROTO if the owner's
  * producer counter is impossible (the QP is then put in error).
@@ -43,9 +67,8 @@ static struct srnic_pd *srnic_recv_pd(struct srnic_qp *qp,
 static int srnic_recv_take(struct srnic_qp *qp, struct srnic_srq *srq,
 			   void *rwqe, u32 *max_sge)
 {
-	u32 prod, n, avail, limit = 0;
-	const void *slot;
-	int ret = 1;
+	u32 limit = 0;
+	int ret;
 
 	/* A WQE taken earlier for a message that faulted comes first. */
 	if (READ_ONCE(qp->rwqe_held)) {
@@ -63,22 +86,14 @@ static int srnic_recv_take(struct srnic_qp *qp, struct srnic_srq *srq,
 		struct srnic_srq_db *db = srq->db.kva;
 
 		spin_lock(&srq->rq_lock);
-		n = 1U << srq->wq.log_entries;
-		prod = READ_ONCE(db->producer);
-		avail = prod - srq->cons;
-		if (!avail || avail > n) {
+		ret = srnic_ring_take(&srq->wq, &srq->cons, &db->producer,
+				      &db->consumer, rwqe);
+		if (ret <= 0) {
 			spin_unlock(&srq->rq_lock);
-			return avail ? -EPROTO : 0;
+			return ret;
 		}
-		/* Pairs with the provider's release store of the producer. */
-		smp_rmb();
-		slot = srq->wq.ring.kva +
-		       ((srq->cons & (n - 1)) << srq->wq.log_stride);
-		memcpy(rwqe, slot, 1U << srq->wq.log_stride);
-		srq->cons++;
-		smp_store_release(&db->consumer, srq->cons);
 		*max_sge = srq->max_sge;
-		if (srq->limit && avail - 1 < srq->limit) {
+		if (srq->limit && ret - 1 < srq->limit) {
 			limit = srq->limit;
 			srq->limit = 0;	/* fires once per arming */
 		}
@@ -92,30 +107,21 @@ static int srnic_recv_take(struct srnic_qp *qp, struct srnic_srq *srq,
 
 			srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
 		}
-		return ret;
+		return 1;
 	}
 
 	if (!qp->cap.max_recv_wr)
 		return 0;
 	spin_lock(&qp->rq_lock);
-	n = 1U << qp->rq.log_entries;
-	prod = READ_ONCE(((struct srnic_qp_db *)qp->db.kva)->rq_producer);
-	avail = prod - qp->rq_cons;
-	if (!avail || avail > n) {
-		spin_unlock(&qp->rq_lock);
-		if (avail)
-			srnic_qp_set_error(qp);
-		return avail ? -EPROTO : 0;
-	}
-	smp_rmb();
-	slot = qp->rq.ring.kva + ((qp->rq_cons & (n - 1)) << qp->rq.log_stride);
-	memcpy(rwqe, slot, 1U << qp->rq.log_stride);
-	qp->rq_cons++;
-	smp_store_release(&((struct srnic_qp_db *)qp->db.kva)->rq_consumer,
-			  qp->rq_cons);
+	ret = srnic_ring_take(&qp->rq, &qp->rq_cons,
+			      &((struct srnic_qp_db *)qp->db.kva)->rq_producer,
+			      &((struct srnic_qp_db *)qp->db.kva)->rq_consumer,
+			      rwqe);
 	*max_sge = qp->cap.max_recv_sge;
 	spin_unlock(&qp->rq_lock);
-	return ret;
+	if (ret < 0)
+		srnic_qp_set_error(qp);
+	return ret < 0 ? ret : !!ret;
 }
 
 /* Gives @rwqe back to @qp: the next message takes it (ODP fault). */
@@ -253,6 +259,9 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 			return SRNIC_RESP_FAULT;
 		}
 		if (err) {
+			/* A fault no one waits for (raw QPs): drop its MR. */
+			if (err == -EAGAIN)
+				srnic_mr_put(eng->remote.fault.mr);
 			srnic_recv_fail(dst, srq, cqe.wr_id, IB_WC_LOC_PROT_ERR);
 			return SRNIC_RESP_NAK_OP;
 		}

@@ -26,6 +26,46 @@ void srnic_srq_put(struct srnic_srq *srq)
 		complete(&srq->drained);
 }
 
+/*
+ * Checks a receive ring's geometry (SRQ or WQ) against what was asked and
+ * pins it with its doorbell record (struct srnic_srq_db); @sge_room gets
+ * the scatter entries a WQE really has room for.
+ */
+int srnic_recv_ring_pin(struct srnic_dev *sdev, u32 max_wr, u32 max_sge,
+			u32 max_entries, u64 buf_addr, u64 db_addr,
+			u32 log_entries, u32 log_stride, struct srnic_wq *wq,
+			struct srnic_umem *db, u32 *sge_room)
+{
+	u32 room;
+	int err;
+
+	if (log_stride >= 31 ||
+	    (1U << log_stride) < SRNIC_RECV_WQE_MIN ||
+	    (1U << log_stride) > SRNIC_RECV_WQE_MAX ||
+	    log_entries > ilog2(max_entries) ||
+	    (1U << log_entries) < max_wr)
+		return -EINVAL;
+	room = (1U << log_stride) - sizeof(struct srnic_recv_wqe_hdr);
+	if (room < max_sge * sizeof(struct srnic_wqe_data))
+		return -EINVAL;
+	if (db_addr % sizeof(struct srnic_srq_db))
+		return -EINVAL;
+	wq->log_entries = log_entries;
+	wq->log_stride = log_stride;
+	*sge_room = min_t(u32, room / sizeof(struct srnic_wqe_data),
+			  SRNIC_MAX_SGE);
+	err = srnic_umem_pin(sdev, buf_addr, (size_t)1 << (log_entries +
+							   log_stride),
+			     true, &wq->ring);
+	if (err)
+		return err;
+	err = srnic_umem_pin(sdev, db_addr, sizeof(struct srnic_srq_db), false,
+			     db);
+	if (err)
+		srnic_umem_release(sdev, &wq->ring);
+	return err;
+}
+
 int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		     struct ib_udata *udata)
 {
@@ -34,7 +74,6 @@ int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct srnic_srq *srq = to_ssrq(ibsrq);
 	struct ib_srq_attr *a = &init->attr;
 	struct srnic_create_srq_req req;
-	u32 room;
 	int err;
 
 	if (!udata || !udata->inlen)
@@ -48,17 +87,6 @@ int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	err = srnic_udata_in(udata, &req, sizeof(req));
 	if (err)
 		return err;
-	if (req.log_stride >= 31 ||
-	    (1U << req.log_stride) < SRNIC_RECV_WQE_MIN ||
-	    (1U << req.log_stride) > SRNIC_RECV_WQE_MAX ||
-	    req.log_entries > ilog2(SRNIC_MAX_SRQ_WR) ||
-	    (1U << req.log_entries) < a->max_wr)
-		return -EINVAL;
-	room = (1U << req.log_stride) - sizeof(struct srnic_recv_wqe_hdr);
-	if (room < a->max_sge * sizeof(struct srnic_wqe_data))
-		return -EINVAL;
-	if (req.db_addr % sizeof(struct srnic_srq_db))
-		return -EINVAL;
 
 	if (init->srq_type == IB_SRQT_TM) {
 		err = srnic_tm_create(srq, init->ext.tag_matching.max_num_tags);
@@ -70,19 +98,12 @@ int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	refcount_set(&srq->ref, 1);
 	init_completion(&srq->drained);
 	srq->cons = 0;
-	srq->wq.log_entries = req.log_entries;
-	srq->wq.log_stride = req.log_stride;
-	srq->max_sge = min_t(u32, room / sizeof(struct srnic_wqe_data),
-			     SRNIC_MAX_SGE);
-	err = srnic_umem_pin(sdev, req.buf_addr,
-			     (size_t)1 << (req.log_entries + req.log_stride),
-			     true, &srq->wq.ring);
+	err = srnic_recv_ring_pin(sdev, a->max_wr, a->max_sge, SRNIC_MAX_SRQ_WR,
+				  req.buf_addr, req.db_addr, req.log_entries,
+				  req.log_stride, &srq->wq, &srq->db,
+				  &srq->max_sge);
 	if (err)
 		goto err_tm;
-	err = srnic_umem_pin(sdev, req.db_addr, sizeof(struct srnic_srq_db),
-			     false, &srq->db);
-	if (err)
-		goto err_ring;
 	err = xa_alloc_cyclic(&sdev->srqs, &srq->srqn, srq,
 			      XA_LIMIT(1, SRNIC_MAX_SRQ), &sdev->next_srqn,
 			      GFP_KERNEL);
@@ -106,7 +127,6 @@ err_xa:
 	xa_erase(&sdev->srqs, srq->srqn);
 err_db:
 	srnic_umem_release(sdev, &srq->db);
-err_ring:
 	srnic_umem_release(sdev, &srq->wq.ring);
 err_tm:
 	srnic_tm_destroy(srq);

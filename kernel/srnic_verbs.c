@@ -39,6 +39,11 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 	attr->max_srq = SRNIC_MAX_SRQ;
 	attr->max_srq_wr = SRNIC_MAX_SRQ_WR;
 	attr->max_srq_sge = SRNIC_MAX_SGE;
+	attr->max_wq_type_rq = SRNIC_MAX_WQ;
+	attr->rss_caps.supported_qpts = BIT(IB_QPT_RAW_PACKET);
+	attr->rss_caps.max_rwq_indirection_tables = SRNIC_MAX_WQ;
+	attr->rss_caps.max_rwq_indirection_table_size =
+		SRNIC_MAX_RWQ_IND_TABLE_SIZE;
 	attr->max_ah = SRNIC_MAX_AH;
 	/* List operations execute at once: max_ops only bounds a request. */
 	attr->tm_caps.max_rndv_hdr_size = SRNIC_TM_MAX_RNDV_HDR;
@@ -411,6 +416,13 @@ const struct ib_device_ops srnic_dev_ops = {
 	.dealloc_dm = srnic_dealloc_dm,
 	.reg_dm_mr = srnic_reg_dm_mr,
 	.dealloc_mw = srnic_dealloc_mw,
+	.create_flow = srnic_create_flow,
+	.destroy_flow = srnic_destroy_flow,
+	.create_wq = srnic_create_wq,
+	.modify_wq = srnic_modify_wq,
+	.destroy_wq = srnic_destroy_wq,
+	.create_rwq_ind_table = srnic_create_rwq_ind_table,
+	.destroy_rwq_ind_table = srnic_destroy_rwq_ind_table,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, srnic_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, srnic_pd, ibpd),
@@ -420,4 +432,5 @@ const struct ib_device_ops srnic_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_mw, srnic_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, srnic_xrcd, ibxrcd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, srnic_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_rwq_ind_table, srnic_ind_tbl, ibtbl),
 };

@@ -320,6 +320,7 @@ static struct verbs_context *srnic_alloc_context(struct ibv_device *ibdev,
 	}
 	verbs_set_ops(&ctx->vctx, &srnic_ctx_ops);
 	verbs_set_ops(&ctx->vctx, &srnic_queue_ops);
+	verbs_set_ops(&ctx->vctx, &srnic_raw_ops);
 	return &ctx->vctx;
 
 err_free:
@@ -364,6 +365,7 @@ static struct verbs_context *srnic_import_context(struct ibv_device *ibdev,
 	}
 	verbs_set_ops(&ctx->vctx, &srnic_ctx_ops);
 	verbs_set_ops(&ctx->vctx, &srnic_queue_ops);
+	verbs_set_ops(&ctx->vctx, &srnic_raw_ops);
 	return &ctx->vctx;
 }
 

@@ -36,6 +36,17 @@ VERBS_DRV_CMD(srnic_resize_cq_cmd, ibv_resize_cq, ib_uverbs_resize_cq_resp,
 	      srnic_resize_cq_req, srnic_resize_cq_resp);
 VERBS_DRV_CMD(srnic_create_qp_cmd, ibv_create_qp, ib_uverbs_create_qp_resp,
 	      srnic_create_qp_req, srnic_create_qp_resp);
+VERBS_DRV_CMD_EX(srnic_create_qp_rss_cmd, ibv_create_qp_ex,
+		 ib_uverbs_ex_create_qp_resp, srnic_create_qp_rss_req,
+		 srnic_create_qp_resp);
+/* create_wq has a driver request and no driver response. */
+struct srnic_create_wq_cmd {
+	struct ibv_create_wq ibv_cmd;
+	struct srnic_create_wq_req drv_payload;
+};
+static_assert(sizeof(struct srnic_create_wq_cmd) ==
+	      sizeof(struct ibv_create_wq) + sizeof(struct srnic_create_wq_req),
+	      "create_wq padding");
 VERBS_DRV_CMD(srnic_create_xsrq_cmd, ibv_create_xsrq, ib_uverbs_create_srq_resp,
 	      srnic_create_srq_req, srnic_create_srq_resp);
 
@@ -141,6 +152,16 @@ struct srnic_srq {
 	bool tm;		/* IBV_SRQT_TM: ibv_post_srq_ops works */
 };
 
+/* A receive WQ (RSS): an SRQ-like ring of its own. */
+struct srnic_rwq {
+	struct ibv_wq ibwq;
+	pthread_spinlock_t lock;
+	struct srnic_wq wq;
+	uint32_t head;
+	uint32_t max_sge;
+	struct srnic_srq_db *db;
+};
+
 struct srnic_ah {
 	struct ibv_ah ibah;
 	struct srnic_av av;
@@ -219,6 +240,9 @@ int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
 int srnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
+int srnic_post_ring_recv(struct srnic_wq *wq, uint32_t *head, uint32_t max_sge,
+			 struct srnic_srq_db *db, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr);
 int srnic_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 		  struct ibv_mw_bind *mw_bind);
 
@@ -229,8 +253,16 @@ void *srnic_ring_alloc(struct ibv_pd *pd, uint64_t type, uint32_t log,
 		       size_t *len, struct srnic_pd **owner);
 void srnic_ring_free(void *ring, struct srnic_pd *owner, uint64_t type);
 uint32_t srnic_log2_ceil(uint32_t v);
+struct ibv_qp *srnic_queueless_qp(struct srnic_qp *qp, int err);
+
+/* srnic_raw.c: raw packet RSS QPs, receive WQs, flows */
+struct ibv_qp *srnic_create_rss_qp(struct ibv_context *ibctx,
+				   struct ibv_qp_init_attr_ex *attr);
+extern const struct verbs_context_ops srnic_raw_ops;
 
 /* srnic_srq.c */
+int srnic_recv_ring_alloc(struct ibv_pd *pd, uint64_t type, uint32_t max_wr,
+			  uint32_t max_sge, struct srnic_wq *wq);
 struct ibv_srq *srnic_create_srq(struct ibv_pd *pd,
 				 struct ibv_srq_init_attr *attr);
 struct ibv_srq *srnic_create_srq_ex(struct ibv_context *ibctx,
@@ -306,6 +338,19 @@ static inline unsigned int srnic_wc_flags(uint8_t f)
 	       (f & SRNIC_CQE_TM_SYNC_REQ ? IBV_WC_TM_SYNC_REQ : 0) |
 	       (f & SRNIC_CQE_TM_MATCH ? IBV_WC_TM_MATCH : 0) |
 	       (f & SRNIC_CQE_TM_DATA_VALID ? IBV_WC_TM_DATA_VALID : 0);
+}
+
+/* Bytes before a send WQE's data (SRNIC_SEND_HDR_* in srnic-abi.h). */
+static inline uint32_t srnic_send_hdr_size(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_UD:
+		return SRNIC_SEND_HDR_UD;
+	case IBV_QPT_RAW_PACKET:
+		return SRNIC_SEND_HDR_RAW;
+	default:
+		return SRNIC_SEND_HDR_RC;
+	}
 }
 
 static inline struct srnic_pd *to_spd(struct ibv_pd *ibpd)

@@ -18,6 +18,9 @@
 
 bool srnic_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 {
+	/* A raw packet QP sends frames, nothing else. */
+	if (type == IBV_QPT_RAW_PACKET)
+		return op == IBV_WR_SEND;
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
@@ -51,8 +54,7 @@ static void srnic_wake(struct ibv_qp *ibqp)
 
 static inline uint32_t srnic_send_hdr(const struct srnic_qp *qp)
 {
-	return qp->vqp.qp.qp_type == IBV_QPT_UD ? SRNIC_SEND_HDR_UD :
-						  SRNIC_SEND_HDR_RC;
+	return srnic_send_hdr_size(qp->vqp.qp.qp_type);
 }
 
 /*
@@ -273,7 +275,7 @@ static int srnic_build_send(struct srnic_qp *qp, const struct ibv_send_wr *wr,
 					       wr->wr.ud.remote_qkey);
 			if (err)
 				return err;
-		} else {
+		} else if (type != IBV_QPT_RAW_PACKET) {
 			srnic_wqe_set_raddr(ctrl, wr->wr.rdma.remote_addr,
 					    wr->wr.rdma.rkey, 0, 0);
 		}
@@ -418,33 +420,47 @@ out:
 	return err;
 }
 
-int srnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
-			struct ibv_recv_wr **bad_wr)
+/*
+ * Posts receive WQEs to a ring of its own (SRQ or WQ): the caller holds its
+ * lock.  No doorbell: the engine reads the producer when a message arrives.
+ */
+int srnic_post_ring_recv(struct srnic_wq *wq, uint32_t *head, uint32_t max_sge,
+			 struct srnic_srq_db *db, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr)
 {
-	struct srnic_srq *srq = (struct srnic_srq *)ibsrq;
-	uint32_t n = 1u << srq->wq.log_entries, cons, start;
+	uint32_t n = 1u << wq->log_entries, cons, start = *head;
 	int err = 0;
 
-	pthread_spin_lock(&srq->lock);
-	start = srq->head;
-	cons = srnic_load_acquire(&srq->db->consumer);
+	cons = srnic_load_acquire(&db->consumer);
 	for (; wr; wr = wr->next) {
-		if (srq->head - cons >= n) {
+		if (*head - cons >= n) {
 			err = ENOMEM;
 			*bad_wr = wr;
 			break;
 		}
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
 			err = EINVAL;
 			*bad_wr = wr;
 			break;
 		}
-		srnic_build_recv(wr, (uint8_t *)srq->wq.ring +
-				 ((size_t)(srq->head & (n - 1)) << srq->wq.log_stride));
-		srq->head++;
+		srnic_build_recv(wr, (uint8_t *)wq->ring +
+				 ((size_t)(*head & (n - 1)) << wq->log_stride));
+		++*head;
 	}
-	if (srq->head != start)
-		srnic_publish(&srq->db->producer, srq->head);
+	if (*head != start)
+		srnic_publish(&db->producer, *head);
+	return err;
+}
+
+int srnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr)
+{
+	struct srnic_srq *srq = (struct srnic_srq *)ibsrq;
+	int err;
+
+	pthread_spin_lock(&srq->lock);
+	err = srnic_post_ring_recv(&srq->wq, &srq->head, srq->max_sge, srq->db,
+				   wr, bad_wr);
 	pthread_spin_unlock(&srq->lock);
 	return err;
 }

@@ -403,8 +403,7 @@ static int srnic_qp_geometry(const struct ibv_qp_init_attr_ex *attr,
 			     struct srnic_create_qp_req *req)
 {
 	const struct ibv_qp_cap *cap = &attr->cap;
-	uint32_t hdr = attr->qp_type == IBV_QPT_UD ? SRNIC_SEND_HDR_UD :
-						     SRNIC_SEND_HDR_RC;
+	uint32_t hdr = srnic_send_hdr_size(attr->qp_type);
 	uint32_t need, sge;
 
 	/* No send WRs (a receive-only QP) still gets a one-entry ring. */
@@ -441,6 +440,25 @@ static void srnic_qp_free(struct srnic_context *ctx, struct srnic_qp *qp)
 }
 
 /*
+ * Finishes a QP with no queue in this process (XRC target, RSS) once its
+ * create command returned @err: its locks, or it is undone.
+ */
+struct ibv_qp *srnic_queueless_qp(struct srnic_qp *qp, int err)
+{
+	if (!err && (pthread_spin_init(&qp->sq_lock, 0) ||
+		     pthread_spin_init(&qp->rq_lock, 0))) {
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
+		err = ENOMEM;
+	}
+	if (err) {
+		free(qp);
+		errno = err;
+		return NULL;
+	}
+	return &qp->vqp.qp;
+}
+
+/*
  * An XRC target QP: the kernel's own object, no queues here (its messages
  * go to XRC SRQs), so no driver data either.
  */
@@ -466,17 +484,7 @@ static struct ibv_qp *srnic_create_xrc_recv(struct ibv_context *ibctx,
 	}
 	err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
-	if (!err && (pthread_spin_init(&qp->sq_lock, 0) ||
-		     pthread_spin_init(&qp->rq_lock, 0))) {
-		ibv_cmd_destroy_qp(&qp->vqp.qp);
-		err = ENOMEM;
-	}
-	if (err) {
-		free(qp);
-		errno = err;
-		return NULL;
-	}
-	return &qp->vqp.qp;
+	return srnic_queueless_qp(qp, err);
 }
 
 static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
@@ -491,6 +499,10 @@ static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
 	int err;
 
 	switch (attr->qp_type) {
+	case IBV_QPT_RAW_PACKET:
+		if (attr->comp_mask & IBV_QP_INIT_ATTR_IND_TABLE)
+			return srnic_create_rss_qp(ibctx, attr);
+		break;
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:

@@ -43,6 +43,21 @@ int srnic_close_xrcd(struct ibv_xrcd *ibxrcd)
 	return 0;
 }
 
+/* The ring of a receive queue of its own (SRQ, WQ) for @max_wr x @max_sge. */
+int srnic_recv_ring_alloc(struct ibv_pd *pd, uint64_t type, uint32_t max_wr,
+			  uint32_t max_sge, struct srnic_wq *wq)
+{
+	uint32_t need = sizeof(struct srnic_recv_wqe_hdr) +
+			max_sge * sizeof(struct srnic_wqe_data);
+
+	wq->log_stride = srnic_log2_ceil(need < SRNIC_RECV_WQE_MIN ?
+					 SRNIC_RECV_WQE_MIN : need);
+	wq->log_entries = srnic_log2_ceil(max_wr);
+	wq->ring = srnic_ring_alloc(pd, type, wq->log_entries + wq->log_stride,
+				    &wq->ring_len, &wq->owner);
+	return wq->ring ? 0 : ENOMEM;
+}
+
 struct ibv_srq *srnic_create_srq_ex(struct ibv_context *ibctx,
 				    struct ibv_srq_init_attr_ex *attr)
 {
@@ -50,7 +65,6 @@ struct ibv_srq *srnic_create_srq_ex(struct ibv_context *ibctx,
 	struct srnic_create_xsrq_cmd cmd = {};
 	struct srnic_create_xsrq_cmd_resp resp = {};
 	struct srnic_srq *srq;
-	uint32_t need;
 	int err;
 
 	if (attr->comp_mask & ~(uint32_t)(IBV_SRQ_INIT_ATTR_TYPE |
@@ -77,18 +91,14 @@ struct ibv_srq *srnic_create_srq_ex(struct ibv_context *ibctx,
 		errno = ENOMEM;
 		return NULL;
 	}
-	need = sizeof(struct srnic_recv_wqe_hdr) +
-	       attr->attr.max_sge * sizeof(struct srnic_wqe_data);
-	srq->wq.log_stride = srnic_log2_ceil(need < SRNIC_RECV_WQE_MIN ?
-					     SRNIC_RECV_WQE_MIN : need);
-	srq->wq.log_entries = srnic_log2_ceil(attr->attr.max_wr);
-	srq->wq.ring = srnic_ring_alloc((attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) ?
-					attr->pd : NULL, SRNIC_RES_SRQ,
-					srq->wq.log_entries + srq->wq.log_stride,
-					&srq->wq.ring_len, &srq->wq.owner);
+	err = srnic_recv_ring_alloc((attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) ?
+				    attr->pd : NULL, SRNIC_RES_SRQ,
+				    attr->attr.max_wr, attr->attr.max_sge,
+				    &srq->wq);
 	srq->db = srnic_dbrec_alloc(ctx);
-	err = ENOMEM;
-	if (!srq->wq.ring || !srq->db)
+	if (!err && !srq->db)
+		err = ENOMEM;
+	if (err)
 		goto err;
 	cmd.drv_payload.buf_addr = (uintptr_t)srq->wq.ring;
 	cmd.drv_payload.db_addr = (uintptr_t)srq->db;

@@ -685,6 +685,8 @@ VERBS_CORE_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq)
 VERBS_CORE_CMD_EX(ibv_create_qp_ex, ib_uverbs_ex_create_qp)
 VERBS_CORE_CMD_EX(ibv_modify_qp_ex, ib_uverbs_ex_modify_qp)
 VERBS_CORE_CMD_EX(ibv_modify_cq, ib_uverbs_ex_modify_cq)
+VERBS_CORE_CMD_EX(ibv_create_wq, ib_uverbs_ex_create_wq)
+VERBS_CORE_CMD_EX(ibv_modify_wq, ib_uverbs_ex_modify_wq)
 
 #define VP_CMD(name, bytes) VP_SIZE(struct name, bytes); VP_AT(struct name, core_payload, 8)
 #define VP_CMD_EX(name, bytes) VP_SIZE(struct name, bytes); VP_AT(struct name, core_payload, 24)
@@ -709,6 +711,8 @@ VP_CMD_EX(ibv_create_cq_ex, 56);
 VP_CMD_EX(ibv_create_qp_ex, 88);
 VP_CMD_EX(ibv_modify_qp_ex, 144);
 VP_CMD_EX(ibv_modify_cq, 40);
+VP_CMD_EX(ibv_create_wq, 64);
+VP_CMD_EX(ibv_modify_wq, 48);
 #undef VP_CMD
 #undef VP_CMD_EX
 
@@ -728,6 +732,8 @@ VP_SIZE(struct ib_uverbs_ex_create_cq_resp, 16);
 VP_SIZE(struct ib_uverbs_ex_create_qp_resp, 40);
 VP_SIZE(struct ib_uverbs_ex_modify_qp_resp, 8);
 VP_SIZE(struct ib_uverbs_ex_query_device_resp, 304);
+VP_SIZE(struct ib_uverbs_ex_create_wq_resp, 24);
+VP_SIZE(struct ib_uverbs_ex_create_rwq_ind_table_resp, 16);
 
 /*
  * Core command + driver data, the way a provider passes its own request and
@@ -978,6 +984,27 @@ int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 int ibv_cmd_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad_wr);
+
+/* Receive WQs, indirection tables and flows (raw packet QPs) */
+int ibv_cmd_create_wq(struct ibv_context *context,
+		      struct ibv_wq_init_attr *wq_init_attr, struct ibv_wq *wq,
+		      struct ibv_create_wq *cmd, size_t cmd_size,
+		      struct ib_uverbs_ex_create_wq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr,
+		      struct ibv_modify_wq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_wq(struct ibv_wq *wq);
+int ibv_cmd_create_rwq_ind_table(struct ibv_context *context,
+				 struct ibv_rwq_ind_table_init_attr *init_attr,
+				 struct ibv_rwq_ind_table *rwq_ind_table,
+				 struct ib_uverbs_ex_create_rwq_ind_table_resp *resp,
+				 size_t resp_size);
+int ibv_cmd_destroy_rwq_ind_table(struct ibv_rwq_ind_table *rwq_ind_table);
+/* Serialises @flow_attr's specs; @ucmd (driver data) may be NULL. */
+int ibv_cmd_create_flow(struct ibv_qp *qp, struct ibv_flow *flow_id,
+			struct ibv_flow_attr *flow_attr, void *ucmd,
+			size_t ucmd_size);
+int ibv_cmd_destroy_flow(struct ibv_flow *flow_id);
 
 /* AH */
 int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,

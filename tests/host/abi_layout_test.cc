@@ -182,6 +182,24 @@ TEST(AbiLayout, TagMatching) {
 	EXPECT_EQ(offsetof(srnic_tm_op, num_sge), 66u);
 }
 
+TEST(AbiLayout, RawPacketCommands) {
+	// A raw packet WQE is the control segment, then the frame's data.
+	EXPECT_EQ(SRNIC_SEND_HDR_RAW, sizeof(srnic_wqe_ctrl));
+	EXPECT_EQ(sizeof(srnic_create_wq_req), 32u);
+	EXPECT_EQ(offsetof(srnic_create_wq_req, db_addr), 8u);
+	EXPECT_EQ(offsetof(srnic_create_wq_req, log_entries), 16u);
+	EXPECT_EQ(offsetof(srnic_create_wq_req, log_stride), 20u);
+	EXPECT_EQ(offsetof(srnic_create_wq_req, comp_mask), 24u);
+	EXPECT_EQ(sizeof(srnic_create_qp_rss_req), 64u);
+	EXPECT_EQ(offsetof(srnic_create_qp_rss_req, rx_hash_function), 8u);
+	EXPECT_EQ(offsetof(srnic_create_qp_rss_req, rx_hash_key_len), 9u);
+	EXPECT_EQ(offsetof(srnic_create_qp_rss_req, rx_hash_key), 16u);
+	EXPECT_EQ(offsetof(srnic_create_qp_rss_req, comp_mask), 56u);
+	// Extended commands: whole 8-byte words.
+	EXPECT_EQ(sizeof(srnic_create_wq_req) % 8, 0u);
+	EXPECT_EQ(sizeof(srnic_create_qp_rss_req) % 8, 0u);
+}
+
 TEST(AbiLayout, FirmwareVersionPacking) {
 	const unsigned long long v = (2ull << 32) | (3u << 16) | 4u;
 

@@ -23,6 +23,7 @@ run_ksft traffic_test
 run_ksft qpex_test
 run_ksft cqex_test
 run_ksft tm_test
+run_ksft raw_test
 run_ksft stress_test
 
 # The standard tools on the device.
