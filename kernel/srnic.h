@@ -109,6 +109,13 @@ struct srnic_engine {
 	void *rwqe;			/* scratch: one receive WQE, copied */
 	struct srnic_sg local, remote;	/* scratch: the two sides of a copy */
 	struct srnic_sg tm;		/* scratch: a rendezvous's source */
+	/*
+	 * The connected peer of the QP whose batch of WQEs this engine runs,
+	 * looked up at the batch's first WQE that needs it (referenced, or
+	 * NULL if there is none) and put when the batch ends.
+	 */
+	struct srnic_qp *peer;
+	bool peer_known;
 	u64 wqes, busy, runs;		/* counters: WQEs, QPs found locked, uses */
 };
 

@@ -123,6 +123,34 @@ static int srnic_ud_target(struct srnic_dev *sdev, struct srnic_qp *qp,
 }
 
 /*
+ * The connected peer of @qp, referenced for one WQE.  Looked up once per
+ * batch: the lookup takes the registry's and the peer device's locks,
+ * which the engine thread and doorbell calls of every QP contend for.  The
+ * batch holds @qp's lock, so its destination cannot change meanwhile; a
+ * peer destroyed meanwhile waits for the batch's reference, as it waits
+ * for a WQE in flight.
+ */
+static struct srnic_qp *srnic_batch_peer(struct srnic_engine *eng,
+					 struct srnic_qp *qp)
+{
+	if (!eng->peer_known) {
+		eng->peer = srnic_peer_get(qp->peer_dev, qp->attr.dest_qp_num);
+		eng->peer_known = true;
+	}
+	if (eng->peer)
+		refcount_inc(&eng->peer->ref);
+	return eng->peer;
+}
+
+static void srnic_batch_end(struct srnic_engine *eng)
+{
+	if (eng->peer)
+		srnic_qp_put(eng->peer);
+	eng->peer = NULL;
+	eng->peer_known = false;
+}
+
+/*
  * Executes the WQE at qp->sq_cons.  Returns 0 when it is finished (whatever
  * its status), -EAGAIN when an RNR NAK holds it (retry at qp->rnr_until),
  * -EINPROGRESS when it waits for an ODP page fault (qp->fault_wait).
@@ -241,7 +269,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		goto release;
 	}
 
-	dst = srnic_peer_get(qp->peer_dev, qp->attr.dest_qp_num);
+	dst = srnic_batch_peer(eng, qp);
 	if (dst && (dst->ibqp.qp_type != (type == IB_QPT_XRC_INI ?
 					  IB_QPT_XRC_TGT : type) ||
 		    dst->attr.dest_qp_num != qp->qpn))
@@ -446,6 +474,7 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 		if (READ_ONCE(qp->state) != IB_QPS_RTS)
 			break;
 	}
+	srnic_batch_end(eng);
 	srcu_read_unlock(&srnic_odp_srcu, srcu);
 out:
 	mutex_unlock(&qp->lock);
