@@ -59,6 +59,20 @@ void srnic_engine_kick(struct srnic_dev *sdev)
 }
 
 /*
+ * Whether @qp certainly has nothing for the engine: in RTS with no timer
+ * pending and no send WQE announced.  Read without the QP's lock, to spare
+ * the polling engine the lock and the SRCU barrier of srnic_qp_process()
+ * for every idle QP on every scan: a doorbell rung after the read is seen
+ * by the next scan, or, if the engine sleeps, by its doorbell call.
+ */
+static bool srnic_qp_idle(struct srnic_qp *qp)
+{
+	return READ_ONCE(qp->state) == IB_QPS_RTS && srnic_qp_has_sq(qp) &&
+	       !READ_ONCE(qp->rnr_wait) &&
+	       READ_ONCE(qp->dbr.kva->value) == READ_ONCE(qp->sq_cons);
+}
+
+/*
  * Scans every active QP once; returns the work done (a QP found locked
  * counts), earliest timer in @timer.
  */
@@ -80,7 +94,8 @@ static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer)
 		xa_unlock(&sdev->qps);
 		if (!qp)
 			break;
-		done = srnic_qp_process(sdev, &s->thread, qp,
+		done = srnic_qp_idle(qp) ? 0 :
+		       srnic_qp_process(sdev, &s->thread, qp,
 					SRNIC_ENGINE_BUDGET, timer);
 		/*
 		 * A QP locked by a doorbell call is busy, not idle: the

@@ -87,7 +87,7 @@ for dev in "${DEVS[@]}"; do
 	fi
 	bw write_bw_8qp_64k "$dev" -q 8 -s 65536 -n 200
 	# Message rate: 8 B writes, 16 per post list, a completion per 16.
-	if pair msg_rate_8b "$dev" ib_write_bw -s 8 -l 16 -Q 16 -n 16000; then
+	if pair msg_rate_8b "$dev" ib_write_bw -s 8 -l 16 -Q 16 -n 200000; then
 		put "$d.msg_rate_8b" "$(result_lines "$LOGS/msg_rate_8b.$dev.client" | tail -n 1 | awk '{print $5}')"
 	fi
 	for lat in write send read atomic; do
