@@ -38,6 +38,9 @@ static int srnic_qp_check_geometry(struct ib_qp_init_attr *init,
 	    (1U << req->sq_log_entries) < want->max_send_wr)
 		return -EINVAL;
 	stride = 1U << req->sq_log_stride;
+	/* A stride must hold its type's header (UD's is larger than 64 B). */
+	if (stride < hdr)
+		return -EINVAL;
 	room = stride - hdr;
 	if (room < want->max_send_sge * sizeof(struct srnic_wqe_data) ||
 	    room < want->max_inline_data)

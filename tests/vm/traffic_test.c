@@ -2303,4 +2303,44 @@ TEST_F_TIMEOUT(dev, garbage_wqe, 240)
 	garbage_wqe_test(_metadata, &self->e);
 }
 
+/*
+ * A send ring whose stride cannot hold its QP type's WQE header (UD's is
+ * 80 bytes) is refused: the engine would read a header past the slot.
+ */
+TEST_F(dev, ud_stride_below_header)
+{
+	struct srnic_raw_qp_caps caps = { .max_send_wr = 4, .max_recv_wr = 4,
+					  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct srnic_create_qp_req qr = {};
+	struct garbage_qp g = { .fd = -1 };
+	struct srnic_raw_qp ud;
+	const char *step = "";
+	int err;
+
+	err = garbage_qp_make(&g, &self->e, &step);
+	ASSERT_EQ(0, err) TH_LOG("%s: %s", step, strerror(-err));
+	qr.sq_buf_addr = (uintptr_t)g.sq_ring;
+	qr.rq_buf_addr = (uintptr_t)g.rq_ring;
+	qr.db_addr = (uintptr_t)g.qp_db + 64;
+	qr.sq_log_entries = 2;
+	qr.rq_log_entries = 2;
+	qr.rq_log_stride = 5;
+	qr.sq_log_stride = 6;
+	err = uverbs_create_qp(g.fd, g.pd.core.pd_handle, g.cq.core.cq_handle,
+			       g.cq.core.cq_handle, IB_UVERBS_QPT_UD, &caps, &qr,
+			       &ud);
+	EXPECT_EQ(-EINVAL, err);
+	if (!err)
+		uverbs_destroy_qp(g.fd, ud.core.qp_handle);
+	/* The smallest stride that holds the header is taken. */
+	qr.sq_log_stride = 7;
+	err = uverbs_create_qp(g.fd, g.pd.core.pd_handle, g.cq.core.cq_handle,
+			       g.cq.core.cq_handle, IB_UVERBS_QPT_UD, &caps, &qr,
+			       &ud);
+	EXPECT_EQ(0, err) TH_LOG("%s", strerror(-err));
+	if (!err)
+		EXPECT_EQ(0, uverbs_destroy_qp(g.fd, ud.core.qp_handle));
+	garbage_qp_free(&g);
+}
+
 TEST_HARNESS_MAIN
