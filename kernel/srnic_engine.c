@@ -60,10 +60,11 @@ void srnic_engine_kick(struct srnic_dev *sdev)
 
 /*
  * Whether @qp certainly has nothing for the engine: in RTS with no timer
- * pending and no send WQE announced.  Read without the QP's lock, to spare
- * the polling engine the lock and the SRCU barrier of srnic_qp_process()
- * for every idle QP on every scan: a doorbell rung after the read is seen
- * by the next scan, or, if the engine sleeps, by its doorbell call.
+ * pending and no send WQE announced.  Read without the QP's lock or a
+ * reference, to spare the polling engine the atomics of both and the SRCU
+ * barrier of srnic_qp_process() for every idle QP on every scan: a doorbell
+ * rung after the read is seen by the next scan, or, if the engine sleeps,
+ * by its doorbell call.
  */
 static bool srnic_qp_idle(struct srnic_qp *qp)
 {
@@ -84,9 +85,15 @@ static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer)
 	int work = 0, done;
 
 	for (;;) {
+		/*
+		 * Idle QPs are passed over under the lock, which keeps them
+		 * from being freed, so that a scan finding no work takes the
+		 * lock once and no reference at all.
+		 */
 		xa_lock(&sdev->qps);
 		qp = xa_find(&sdev->qps, &idx, ULONG_MAX, SRNIC_QP_ACTIVE);
-		while (qp && !refcount_inc_not_zero(&qp->ref)) {
+		while (qp && (srnic_qp_idle(qp) ||
+			      !refcount_inc_not_zero(&qp->ref))) {
 			idx++;
 			qp = xa_find(&sdev->qps, &idx, ULONG_MAX,
 				     SRNIC_QP_ACTIVE);
@@ -94,8 +101,7 @@ static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer)
 		xa_unlock(&sdev->qps);
 		if (!qp)
 			break;
-		done = srnic_qp_idle(qp) ? 0 :
-		       srnic_qp_process(sdev, &s->thread, qp,
+		done = srnic_qp_process(sdev, &s->thread, qp,
 					SRNIC_ENGINE_BUDGET, timer);
 		/*
 		 * A QP locked by a doorbell call is busy, not idle: the

@@ -245,7 +245,7 @@ int srnic_mw_range(struct srnic_qp *qp, u32 rkey, u64 va, u64 len,
 	struct srnic_mw *mw;
 	u64 off, iova = 0;
 
-	memset(sg, 0, sizeof(*sg));
+	srnic_sg_init(sg, NULL, 0);
 	rcu_read_lock();
 	mw = srnic_mw_find(sdev, rkey);
 	if (mw) {

@@ -357,7 +357,7 @@ enum ib_wc_status srnic_raw_send(struct srnic_dev *sdev,
 		return IB_WC_SUCCESS;
 	}
 	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
-	kb = (struct srnic_sg){ .kbuf = skb_put(skb, len), .total = len };
+	srnic_sg_init(&kb, skb_put(skb, len), len);
 	srnic_sg_copy(&kb, 0, frame, 0, len);
 	srnic_raw_steer(sdev, eng, &kb);
 

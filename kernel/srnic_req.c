@@ -169,13 +169,23 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 	enum srnic_resp r = SRNIC_RESP_OK;
 	struct srnic_qp *dst = NULL;
 	struct srnic_msg m = {};
+	const u8 *slot = qp->sq.ring.kva +
+		((qp->sq_cons & ((1U << qp->sq.log_entries) - 1)) <<
+		 qp->sq.log_stride);
 	u8 sgid[16];
-	u64 orig;
+	u64 orig, len;
 	int err;
 
-	memcpy(eng->wqe, qp->sq.ring.kva +
-	       ((qp->sq_cons & ((1U << qp->sq.log_entries) - 1)) << qp->sq.log_stride),
-	       stride);
+	/*
+	 * Only what the WQE uses is copied (a stride sized for inline data
+	 * is mostly unused): the header first, then as many data bytes as
+	 * the copied control segment announces.  Only the copy is read.
+	 */
+	memcpy(eng->wqe, slot, hdr);
+	len = (ctrl->flags & SRNIC_WQE_INLINE) ? ctrl->inline_len :
+		ctrl->num_sge * sizeof(struct srnic_wqe_data);
+	if (len <= stride - hdr)
+		memcpy(eng->wqe + hdr, slot + hdr, len);
 	raddr = eng->wqe + sizeof(*ctrl);
 	atomic = eng->wqe + sizeof(*ctrl) + sizeof(*raddr);
 
@@ -209,8 +219,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 
 	/* The local side: gather list, or scatter list for READ/atomics. */
 	if (ctrl->flags & SRNIC_WQE_INLINE) {
-		eng->local = (struct srnic_sg){ .kbuf = eng->wqe + hdr,
-						.total = ctrl->inline_len };
+		srnic_sg_init(&eng->local, eng->wqe + hdr, ctrl->inline_len);
 	} else {
 		bool into = ctrl->opcode == IB_UVERBS_WR_RDMA_READ ||
 			    ctrl->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||

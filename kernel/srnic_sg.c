@@ -47,7 +47,7 @@ int srnic_sg_range(struct srnic_dev *sdev, struct srnic_pd *pd, u32 key,
 {
 	struct srnic_mr *mr;
 
-	memset(sg, 0, sizeof(*sg));
+	srnic_sg_init(sg, NULL, 0);
 	if (!len)
 		return 0;
 	mr = srnic_mr_get(sdev, key);
@@ -75,7 +75,7 @@ int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
 {
 	u32 i;
 
-	memset(sg, 0, sizeof(*sg));
+	srnic_sg_init(sg, NULL, 0);
 	for (i = 0; i < n; i++) {
 		struct srnic_mr *mr;
 		u32 len = sge[i].length;
@@ -151,7 +151,8 @@ void srnic_sg_copy(const struct srnic_sg *dst, u64 doff,
 void srnic_sg_write(const struct srnic_sg *dst, u64 doff, const void *buf,
 		    u64 len)
 {
-	struct srnic_sg src = { .kbuf = (u8 *)buf, .total = len };
+	struct srnic_sg src;
 
+	srnic_sg_init(&src, (u8 *)buf, len);
 	srnic_sg_copy(dst, doff, &src, 0, len);
 }

@@ -241,13 +241,14 @@ bool srnic_tm_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 		   enum srnic_resp *r)
 {
 	u8 h[SRNIC_TMH_SIZE + SRNIC_RVH_SIZE] = {};
-	struct srnic_sg hs = { .kbuf = h, .total = sizeof(h) };
+	struct srnic_sg hs;
 	struct srnic_cqe cqe = { .opcode = SRNIC_WC_TM_RECV, .qp_num = dst->qpn };
 	struct srnic_tag t;
 	u64 tag;
 	int idx, err;
 	u8 op;
 
+	srnic_sg_init(&hs, h, sizeof(h));
 	srnic_sg_copy(&hs, 0, m->payload, 0, min_t(u64, m->len, sizeof(h)));
 	op = h[0];
 	m->tm_wc = SRNIC_WC_TM_NO_TAG;
@@ -338,11 +339,11 @@ void srnic_tm_fin(struct srnic_engine *eng, struct srnic_qp *qp, u64 tag)
 	};
 
 	memcpy(fin + 8, &tag, sizeof(tag));
-	eng->local = (struct srnic_sg){ .kbuf = fin, .total = sizeof(fin) };
+	srnic_sg_init(&eng->local, fin, sizeof(fin));
 	if (srnic_resp_recv(eng, qp, &fm, true) == SRNIC_RESP_FAULT) {
 		srnic_mr_put(eng->remote.fault.mr);
 		eng->remote.fault.mr = NULL;
 		srnic_recv_fail_held(qp, &fm, IB_WC_LOC_PROT_ERR);
 	}
-	eng->local = (struct srnic_sg){};
+	srnic_sg_init(&eng->local, NULL, 0);
 }

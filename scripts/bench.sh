@@ -39,8 +39,11 @@ pair() {
 		kill -0 "$spid" 2>/dev/null || break
 		sleep 0.1
 	done
-	local t0=$SECONDS
+	local t0=$SECONDS eng=/sys/kernel/debug/srnic/$dev/engine
+	# srnic's engine counters around the run: which path ran the WQEs.
+	[ -r "$eng" ] && head -n 1 "$eng" >"$base.engine"
 	timeout -k 5 "$SECS" "$prog" -d "$dev" -x 0 -F -p "$PORT" "$@" 127.0.0.1 >"$base.client" 2>&1 || st=$?
+	[ -r "$eng" ] && head -n 1 "$eng" >>"$base.engine"
 	if [ $st = 0 ]; then
 		wait "$spid" || st=$?
 	else
