@@ -88,7 +88,7 @@ for dev in "${DEVS[@]}"; do
 	if pair read_bw_64k "$dev" ib_read_bw -s 65536 -n 1000; then
 		put "$d.read_bw_64k" "$(result_lines "$LOGS/read_bw_64k.$dev.client" | tail -n 1 | awk '{print $4}')"
 	fi
-	bw write_bw_8qp_64k "$dev" -q 8 -s 65536 -n 200
+	bw write_bw_8qp_64k "$dev" -q 8 -s 65536 -n 1000
 	# Message rate: 8 B writes, 16 per post list, a completion per 16.
 	if pair msg_rate_8b "$dev" ib_write_bw -s 8 -l 16 -Q 16 -n 200000; then
 		put "$d.msg_rate_8b" "$(result_lines "$LOGS/msg_rate_8b.$dev.client" | tail -n 1 | awk '{print $5}')"
