@@ -22,6 +22,7 @@
 #include <linux/types.h>
 #include <stdint.h>
 #endif
+#include <rdma/ib_user_verbs.h>
 
 /*
  * Bumped on any incompatible change.  The kernel reports it as the uverbs
@@ -270,6 +271,27 @@ struct srnic_resize_cq_resp {
 #define SRNIC_SEND_HDR_RC 64u	/* ctrl 32 + raddr 16 + atomic 16 */
 #define SRNIC_SEND_HDR_UD 80u	/* ctrl 32 + ud 48 */
 #define SRNIC_SEND_HDR_RAW 32u	/* ctrl 32: the data is a whole Ethernet frame */
+
+/* The send header of a QP of type @qp_type (enum ib_uverbs_qp_type). */
+static inline __u32 srnic_send_hdr(__u32 qp_type)
+{
+	switch (qp_type) {
+	case IB_UVERBS_QPT_UD:
+		return SRNIC_SEND_HDR_UD;
+	case IB_UVERBS_QPT_RAW_PACKET:
+		return SRNIC_SEND_HDR_RAW;
+	default:
+		return SRNIC_SEND_HDR_RC;
+	}
+}
+
+/*
+ * Queue limits: the kernel enforces and reports them (query_device), the
+ * provider refuses more before asking.
+ */
+#define SRNIC_MAX_QP_WR		(32 * 1024)
+#define SRNIC_MAX_SRQ_WR	(32 * 1024)
+#define SRNIC_MAX_SGE		32
 
 enum srnic_wqe_flags {
 	SRNIC_WQE_SIGNALED = 1u << 0,

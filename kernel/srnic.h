@@ -47,8 +47,6 @@
 #define SRNIC_MAX_UCONTEXT	1024
 #define SRNIC_MAX_PD		(64 * 1024)
 #define SRNIC_MAX_QP		(64 * 1024)
-#define SRNIC_MAX_QP_WR		(32 * 1024)
-#define SRNIC_MAX_SGE		32
 #define SRNIC_MAX_CQ		(64 * 1024)
 #define SRNIC_MAX_CQE		((1 << 22) - 1)
 #define SRNIC_MAX_MR		(256 * 1024)
@@ -59,7 +57,6 @@
 #define SRNIC_GID_TABLE_LEN	32
 #define SRNIC_MAX_QP_RD_ATOM	16
 #define SRNIC_MAX_SRQ		(64 * 1024)
-#define SRNIC_MAX_SRQ_WR	(32 * 1024)
 #define SRNIC_MAX_AH		(1024 * 1024)
 #define SRNIC_MAX_WQ		(64 * 1024)
 #define SRNIC_MAX_RWQ_IND_TABLE_SIZE 256

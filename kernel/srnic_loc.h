@@ -44,19 +44,6 @@ int srnic_qp_init(struct srnic_qp *qp, bool receives);
 int srnic_qp_publish(struct srnic_dev *sdev, struct srnic_qp *qp,
 		     struct ib_qp_init_attr *init);
 
-/* Bytes before a send WQE's data: see SRNIC_SEND_HDR_* in srnic-abi.h. */
-static inline u32 srnic_send_hdr(enum ib_qp_type type)
-{
-	switch (type) {
-	case IB_QPT_UD:
-		return SRNIC_SEND_HDR_UD;
-	case IB_QPT_RAW_PACKET:
-		return SRNIC_SEND_HDR_RAW;
-	default:
-		return SRNIC_SEND_HDR_RC;
-	}
-}
-
 int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata);
 int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,

@@ -340,19 +340,6 @@ static inline unsigned int srnic_wc_flags(uint8_t f)
 	       (f & SRNIC_CQE_TM_DATA_VALID ? IBV_WC_TM_DATA_VALID : 0);
 }
 
-/* Bytes before a send WQE's data (SRNIC_SEND_HDR_* in srnic-abi.h). */
-static inline uint32_t srnic_send_hdr_size(enum ibv_qp_type type)
-{
-	switch (type) {
-	case IBV_QPT_UD:
-		return SRNIC_SEND_HDR_UD;
-	case IBV_QPT_RAW_PACKET:
-		return SRNIC_SEND_HDR_RAW;
-	default:
-		return SRNIC_SEND_HDR_RC;
-	}
-}
-
 static inline struct srnic_pd *to_spd(struct ibv_pd *ibpd)
 {
 	return (struct srnic_pd *)((char *)ibpd - offsetof(struct srnic_pd, ibpd));

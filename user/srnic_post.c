@@ -73,9 +73,9 @@ static void srnic_wake(struct ibv_qp *ibqp)
 
 /* ---- send WQE segments, shared by ibv_post_send and ibv_wr_* ---- */
 
-static inline uint32_t srnic_send_hdr(const struct srnic_qp *qp)
+static inline uint32_t srnic_qp_send_hdr(const struct srnic_qp *qp)
 {
-	return srnic_send_hdr_size(qp->vqp.qp.qp_type);
+	return srnic_send_hdr(qp->vqp.qp.qp_type);
 }
 
 /*
@@ -102,7 +102,7 @@ int srnic_wqe_begin(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
 {
 	if (!srnic_send_opcode_ok(qp->vqp.qp.qp_type, op))
 		return EINVAL;
-	memset(ctrl, 0, srnic_send_hdr(qp));
+	memset(ctrl, 0, srnic_qp_send_hdr(qp));
 	ctrl->wr_id = wr_id;
 	ctrl->opcode = op;
 	if (send_flags & IBV_SEND_SIGNALED)
@@ -202,7 +202,7 @@ int srnic_wqe_set_sges(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
 		       const struct ibv_sge *sg, size_t num_sge)
 {
 	struct srnic_wqe_data *d = (struct srnic_wqe_data *)
-		((uint8_t *)ctrl + srnic_send_hdr(qp));
+		((uint8_t *)ctrl + srnic_qp_send_hdr(qp));
 	size_t i;
 
 	if (num_sge > qp->max_send_sge)
@@ -232,7 +232,7 @@ int srnic_wqe_inline_add(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
 {
 	if (len > qp->max_inline_data - ctrl->inline_len)
 		return EINVAL;
-	memcpy((uint8_t *)ctrl + srnic_send_hdr(qp) + ctrl->inline_len, addr,
+	memcpy((uint8_t *)ctrl + srnic_qp_send_hdr(qp) + ctrl->inline_len, addr,
 	       len);
 	ctrl->inline_len += len;
 	return 0;

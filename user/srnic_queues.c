@@ -403,13 +403,14 @@ static int srnic_qp_geometry(const struct ibv_qp_init_attr_ex *attr,
 			     struct srnic_create_qp_req *req)
 {
 	const struct ibv_qp_cap *cap = &attr->cap;
-	uint32_t hdr = srnic_send_hdr_size(attr->qp_type);
+	uint32_t hdr = srnic_send_hdr(attr->qp_type);
 	uint32_t need, sge;
 
 	/* No send WRs (a receive-only QP) still gets a one-entry ring. */
-	if (cap->max_send_wr > (1u << 15) ||
-	    cap->max_send_sge > 32 || cap->max_recv_sge > 32 ||
-	    cap->max_recv_wr > (1u << 15) ||
+	if (cap->max_send_wr > SRNIC_MAX_QP_WR ||
+	    cap->max_send_sge > SRNIC_MAX_SGE ||
+	    cap->max_recv_sge > SRNIC_MAX_SGE ||
+	    cap->max_recv_wr > SRNIC_MAX_QP_WR ||
 	    cap->max_inline_data > SRNIC_MAX_INLINE_DATA)
 		return EINVAL;
 	sge = cap->max_send_sge ? cap->max_send_sge : 1;

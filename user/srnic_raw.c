@@ -122,11 +122,6 @@ static struct ibv_wq *srnic_create_wq(struct ibv_context *ibctx,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (!attr->max_wr || attr->max_wr > (1u << 15) || !attr->max_sge ||
-	    attr->max_sge > 32) {
-		errno = EINVAL;
-		return NULL;
-	}
 	rwq = calloc(1, sizeof(*rwq));
 	if (!rwq) {
 		errno = ENOMEM;

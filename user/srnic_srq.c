@@ -43,12 +43,19 @@ int srnic_close_xrcd(struct ibv_xrcd *ibxrcd)
 	return 0;
 }
 
-/* The ring of a receive queue of its own (SRQ, WQ) for @max_wr x @max_sge. */
+/*
+ * The ring of a receive queue of its own (SRQ, WQ) for @max_wr x @max_sge:
+ * 0, EINVAL beyond the device's limits, or ENOMEM.
+ */
 int srnic_recv_ring_alloc(struct ibv_pd *pd, uint64_t type, uint32_t max_wr,
 			  uint32_t max_sge, struct srnic_wq *wq)
 {
 	uint32_t need = sizeof(struct srnic_recv_wqe_hdr) +
 			max_sge * sizeof(struct srnic_wqe_data);
+
+	if (!max_wr || max_wr > SRNIC_MAX_SRQ_WR || !max_sge ||
+	    max_sge > SRNIC_MAX_SGE)
+		return EINVAL;
 
 	wq->log_stride = srnic_log2_ceil(need < SRNIC_RECV_WQE_MIN ?
 					 SRNIC_RECV_WQE_MIN : need);
@@ -79,11 +86,6 @@ struct ibv_srq *srnic_create_srq_ex(struct ibv_context *ibctx,
 	    attr->srq_type != IBV_SRQT_BASIC && attr->srq_type != IBV_SRQT_XRC &&
 	    attr->srq_type != IBV_SRQT_TM) {
 		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (!attr->attr.max_wr || attr->attr.max_wr > (1u << 15) ||
-	    !attr->attr.max_sge || attr->attr.max_sge > 32) {
-		errno = EINVAL;
 		return NULL;
 	}
 	srq = calloc(1, sizeof(*srq));

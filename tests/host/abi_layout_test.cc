@@ -126,6 +126,13 @@ TEST(AbiLayout, SendWqeSegments) {
 	EXPECT_EQ(offsetof(srnic_wqe_bind, access), 28u);
 	EXPECT_EQ(SRNIC_SEND_HDR_RC, sizeof(srnic_wqe_ctrl) + sizeof(srnic_wqe_bind));
 	EXPECT_LE(SRNIC_SEND_HDR_UD + SRNIC_MAX_INLINE_DATA, SRNIC_SEND_WQE_MAX);
+	// Both sides size headers by type with the ABI's function, which takes
+	// the uverbs values: libibverbs' enum must agree with them.
+	EXPECT_EQ(srnic_send_hdr(IBV_QPT_RC), SRNIC_SEND_HDR_RC);
+	EXPECT_EQ(srnic_send_hdr(IBV_QPT_UC), SRNIC_SEND_HDR_RC);
+	EXPECT_EQ(srnic_send_hdr(IBV_QPT_XRC_SEND), SRNIC_SEND_HDR_RC);
+	EXPECT_EQ(srnic_send_hdr(IBV_QPT_UD), SRNIC_SEND_HDR_UD);
+	EXPECT_EQ(srnic_send_hdr(IBV_QPT_RAW_PACKET), SRNIC_SEND_HDR_RAW);
 }
 
 TEST(AbiLayout, QueueCommands) {
