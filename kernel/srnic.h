@@ -129,6 +129,8 @@ struct srnic_engine {
 	u64 wqes, busy, runs;		/* counters: WQEs, QPs found locked, uses */
 };
 
+#define SRNIC_SCAN_LIST		64
+
 /* Why the engine thread went to sleep: what a doorbell system call does. */
 enum srnic_sleep_reason {
 	SRNIC_SLEEP_IDLE,		/* no work with a CPU to itself: wake it */
@@ -157,6 +159,16 @@ struct srnic_sched {
 	unsigned long idle_jiffy;
 	bool idle_free;
 	u64 wakeups, sleeps, yields, scans;	/* counters of the thread */
+	/*
+	 * The thread's list of the active QPs in QPN order, made under the
+	 * table's lock when its generation changes and read only under it:
+	 * a scan walks an array instead of searching the xarray's marks.
+	 * Not @scan_valid: more than fit, the scan searches the xarray.
+	 */
+	struct srnic_qp *scan_qp[SRNIC_SCAN_LIST];
+	u32 scan_n;
+	u32 scan_gen;
+	bool scan_valid;
 	atomic64_t doorbells, pool_empty;	/* counters of the system calls */
 };
 
@@ -194,6 +206,7 @@ struct srnic_dev {
 
 	/* Queue numbers: QPN 0 and 1 are reserved by the IB spec. */
 	struct xarray qps;	/* qpn -> struct srnic_qp * */
+	u32 qps_gen;		/* bumped on every change, under the lock */
 	u32 next_qpn;
 	struct xarray cqs;	/* cqn -> struct srnic_cq * */
 	u32 next_cqn;
@@ -273,6 +286,7 @@ struct srnic_cq {
 	struct srnic_umem db;		/* struct srnic_cq_db */
 	u32 log_entries;
 	u32 producer;			/* kernel-owned, free running */
+	u32 consumer_seen;		/* db->consumer as last read */
 	u32 fired_arm;			/* last arm word that raised an event */
 	bool overrun;			/* an entry was lost: CQ in error */
 	bool timestamp;			/* CQEs carry the completion time */
@@ -311,6 +325,15 @@ struct srnic_qp {
 	bool last_wqe_sent;		/* IB_EVENT_QP_LAST_WQE_REACHED raised */
 	u32 visits;
 	int peer_dev;			/* RC/UC: device of the peer, or -1 */
+	/*
+	 * The connected peer as last found (srnic_batch_peer), unreferenced:
+	 * good while the peer generation is @peer_cache_gen, and only inside
+	 * an engine batch's SRCU section.  Under @lock.
+	 */
+	struct srnic_qp *peer_cache;
+	u32 peer_cache_gen;
+	/* The MRs its send WQEs named last (struct srnic_mr_cache), under @lock. */
+	struct srnic_mr_cache lkey_cache, rkey_cache;
 	u8 sgid[16];			/* our GID (from the path's sgid_index) */
 	struct srnic_wq sq;
 	struct srnic_wq rq;		/* unused with an SRQ */

@@ -22,19 +22,31 @@ bool srnic_cq_post(struct srnic_cq *cq, const struct srnic_cqe *src,
 	struct srnic_cq_db *db = cq->db.kva;
 	bool fire = false, overrun = false;
 	struct srnic_cqe *cqe;
-	unsigned long flags;
 	u32 arm, n;
 
-	spin_lock_irqsave(&cq->lock, flags);
+	/*
+	 * Every poster runs in process context (the engine thread, doorbell
+	 * calls, ODP fault work, verbs): no need to mask interrupts, which
+	 * costs the polling engine on every completion.
+	 */
+	spin_lock(&cq->lock);
 	if (cq->overrun) {
-		spin_unlock_irqrestore(&cq->lock, flags);
+		spin_unlock(&cq->lock);
 		return false;
 	}
+	/*
+	 * The consumer counter is read only when the value last read says
+	 * the ring is full: the provider writes it on every poll, and reading
+	 * it for every CQE would move its cache line to the engine each time.
+	 */
 	n = 1U << cq->log_entries;
-	if (cq->producer - READ_ONCE(db->consumer) >= n) {
-		cq->overrun = true;
-		overrun = true;
-		goto out;
+	if (cq->producer - cq->consumer_seen >= n) {
+		cq->consumer_seen = READ_ONCE(db->consumer);
+		if (cq->producer - cq->consumer_seen >= n) {
+			cq->overrun = true;
+			overrun = true;
+			goto out;
+		}
 	}
 	cqe = (struct srnic_cqe *)cq->ring.kva + (cq->producer & (n - 1));
 	memcpy(cqe, src, offsetof(struct srnic_cqe, owner));
@@ -46,14 +58,19 @@ bool srnic_cq_post(struct srnic_cq *cq, const struct srnic_cqe *src,
 			  srnic_cqe_owner(cq->producer, cq->log_entries));
 	cq->producer++;
 
-	arm = READ_ONCE(db->arm);
+	/*
+	 * The arm word from the doorbell slot, which holds the same value
+	 * (docs/abi.md): the record's line also holds the consumer counter
+	 * the provider writes on every poll.
+	 */
+	arm = READ_ONCE(cq->dbr.kva->value);
 	if ((arm & 0xff) != SRNIC_CQ_ARM_NONE && arm != cq->fired_arm &&
 	    ((arm & 0xff) == SRNIC_CQ_ARM_NEXT || solicited)) {
 		cq->fired_arm = arm;
 		fire = true;
 	}
 out:
-	spin_unlock_irqrestore(&cq->lock, flags);
+	spin_unlock(&cq->lock);
 	if (overrun && cq->ibcq.event_handler) {
 		struct ib_event ev = {
 			.device = cq->ibcq.device,
@@ -129,7 +146,7 @@ void srnic_qp_set_error(struct srnic_qp *qp)
 	/* Tells the provider to wake the engine for what it posts now. */
 	if (qp->db.kva)
 		WRITE_ONCE(((struct srnic_qp_db *)qp->db.kva)->error, 1);
-	xa_set_mark(&sdev->qps, qp->qpn, SRNIC_QP_ACTIVE);
+	srnic_qp_set_active(sdev, qp->qpn, true);
 	srnic_engine_kick(sdev);
 }
 

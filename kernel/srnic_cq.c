@@ -159,12 +159,12 @@ int srnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	/* Completions of work already posted count as not yet polled. */
 	srnic_engine_sync(sdev);
 	db = cq->db.kva;
-	spin_lock_irq(&cq->lock);
+	spin_lock(&cq->lock);
 	consumer = READ_ONCE(db->consumer);
 	pending = cq->producer - consumer;
 	if (pending > (1U << cq->log_entries) ||
 	    pending > (1U << req.log_entries) - 1) {
-		spin_unlock_irq(&cq->lock);
+		spin_unlock(&cq->lock);
 		srnic_umem_release(sdev, &ring);
 		return -EINVAL;
 	}
@@ -181,8 +181,9 @@ int srnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	cq->ring = ring;
 	cq->log_entries = req.log_entries;
 	cq->producer = pending;
+	cq->consumer_seen = 0;
 	WRITE_ONCE(db->consumer, 0);
-	spin_unlock_irq(&cq->lock);
+	spin_unlock(&cq->lock);
 
 	srnic_umem_release(sdev, &old);
 	ibcq->cqe = (1 << req.log_entries) - 1;

@@ -151,10 +151,11 @@ int srnic_qp_flush(struct srnic_qp *qp);
 void srnic_sg_release(struct srnic_sg *sg);
 int srnic_sg_odp_check(struct srnic_sg *sg, bool write);
 int srnic_sg_range(struct srnic_dev *sdev, struct srnic_pd *pd, u32 key,
-		   u64 iova, u64 len, int access, struct srnic_sg *sg);
+		   u64 iova, u64 len, int access, struct srnic_sg *sg,
+		   struct srnic_mr_cache *cache);
 int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
 		     const struct srnic_wqe_data *sge, u32 n, int access,
-		     struct srnic_sg *sg);
+		     struct srnic_sg *sg, struct srnic_mr_cache *cache);
 void srnic_sg_copy(const struct srnic_sg *dst, u64 doff,
 		   const struct srnic_sg *src, u64 soff, u64 len);
 void srnic_sg_write(const struct srnic_sg *dst, u64 doff, const void *buf,
@@ -165,6 +166,9 @@ int srnic_registry_add(struct srnic_dev *sdev);
 void srnic_registry_del(struct srnic_dev *sdev);
 int srnic_dev_by_gid(const u8 *gid);
 struct srnic_qp *srnic_peer_get(int dev_id, u32 qpn);
+u32 srnic_peer_generation(void);
+void srnic_qp_set_active(struct srnic_dev *sdev, u32 qpn, bool active);
+void srnic_qp_unpublish(struct srnic_dev *sdev, u32 qpn);
 void srnic_qp_put(struct srnic_qp *qp);
 
 /* srnic_sysfs.c */

@@ -10,6 +10,16 @@
 
 #include "srnic_loc.h"
 
+/* Bumped whenever an MR leaves the table: see struct srnic_mr_cache. */
+static atomic_t srnic_mr_gen = ATOMIC_INIT(0);
+
+/* After an MR left the table: no cached pointer to it survives this. */
+static void srnic_mr_uncache(void)
+{
+	atomic_inc(&srnic_mr_gen);
+	synchronize_srcu_expedited(&srnic_odp_srcu);
+}
+
 /*
  * srnic registers with dma_device == NULL, which relies on virtual DMA: the
  * core then stores each pinned page's kernel address as its DMA address.
@@ -351,6 +361,7 @@ struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	}
 	/* The slot stays reserved (a zero entry), so the index is kept. */
 	xa_cmpxchg(&mrt->xa, mr->index, mr, XA_ZERO_ENTRY, GFP_KERNEL);
+	srnic_mr_uncache();
 	/*
 	 * A lookup that found the MR before it left the table may still try
 	 * to take a reference; after a grace period none can, so reviving
@@ -391,6 +402,7 @@ int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* The next MR at this index gets another key byte. */
 	mrt->gen[mr->index]++;
 	xa_erase(&mrt->xa, mr->index);
+	srnic_mr_uncache();
 	srnic_mr_drain(mr);
 	srnic_odp_dereg(mr);
 	srnic_mtt_free(sdev, &mr->mtt);
@@ -400,15 +412,45 @@ int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 }
 
 /*
+ * srnic_mr_get() through @cache (NULL: none).  Inside srnic_odp_srcu; the
+ * generation is read before the lookup, so an MR leaving the table after
+ * it is looked up again next time.
+ */
+struct srnic_mr *srnic_mr_get_cached(struct srnic_dev *sdev, u32 key,
+				     struct srnic_mr_cache *cache)
+{
+	struct srnic_mr *mr;
+	u32 gen;
+
+	if (!cache)
+		return srnic_mr_get(sdev, key);
+	gen = atomic_read(&srnic_mr_gen);
+	if (cache->mr && cache->key == key && cache->sdev == sdev &&
+	    cache->gen == gen) {
+		kref_get(&cache->mr->ref);
+		return cache->mr;
+	}
+	mr = srnic_mr_get(sdev, key);
+	*cache = (struct srnic_mr_cache){
+		.sdev = sdev, .mr = mr, .key = key, .gen = gen,
+	};
+	return mr;
+}
+
+/*
  * Returns the MR that @key names, referenced, or NULL.  Does not sleep;
  * callable from any context.
  */
 struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key)
 {
+	XA_STATE(xas, &sdev->mrt.xa, srnic_mkey_index(key));
 	struct srnic_mr *mr;
 
+	/* xa_load() would enter a second RCU section of its own. */
 	rcu_read_lock();
-	mr = xa_load(&sdev->mrt.xa, srnic_mkey_index(key));
+	do {
+		mr = xas_load(&xas);
+	} while (xas_retry(&xas, mr));
 	if (mr && (mr->ibmr.lkey != key || !kref_get_unless_zero(&mr->ref)))
 		mr = NULL;
 	rcu_read_unlock();

@@ -124,6 +124,24 @@ static inline struct srnic_mr *to_smr(struct ib_mr *ibmr)
 }
 
 struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key);
+
+/*
+ * The MR a key named last time, kept by a QP for the keys its send WQEs
+ * name (most name the same ones every time): a lookup in the mkey table
+ * costs as much as the rest of a short WQE.  It holds no reference: it is
+ * good while the MR generation is @gen, and only inside srnic_odp_srcu, as
+ * an MR leaving the table bumps the generation, then waits for such
+ * sections.  Used under its QP's lock.
+ */
+struct srnic_mr_cache {
+	struct srnic_dev *sdev;
+	struct srnic_mr *mr;
+	u32 key;
+	u32 gen;
+};
+
+struct srnic_mr *srnic_mr_get_cached(struct srnic_dev *sdev, u32 key,
+				     struct srnic_mr_cache *cache);
 void srnic_mr_put(struct srnic_mr *mr);
 int srnic_mr_check(struct srnic_mr *mr, struct srnic_pd *pd, int access,
 		   u64 iova, u64 len);

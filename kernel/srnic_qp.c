@@ -233,7 +233,7 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	resp.max_inline_data = qp->cap.max_inline_data;
 	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
 	if (err) {
-		xa_erase(&sdev->qps, qp->qpn);
+		srnic_qp_unpublish(sdev, qp->qpn);
 		goto err;
 	}
 	return 0;
@@ -249,7 +249,7 @@ int srnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct srnic_qp *qp = to_sqp(ibqp);
 
 	/* No engine finds it from now on; wait for those that did. */
-	xa_erase(&sdev->qps, qp->qpn);
+	srnic_qp_unpublish(sdev, qp->qpn);
 	srnic_qp_put(qp);
 	wait_for_completion(&qp->drained);
 	srnic_qp_release(sdev, qp);
@@ -389,12 +389,9 @@ static void srnic_qp_set_state(struct srnic_qp *qp, enum ib_qp_state state)
 	 */
 	if (state == IB_QPS_ERR && qp->db.kva)
 		WRITE_ONCE(((struct srnic_qp_db *)qp->db.kva)->error, 1);
-	if (active) {
-		xa_set_mark(&sdev->qps, qp->qpn, SRNIC_QP_ACTIVE);
+	srnic_qp_set_active(sdev, qp->qpn, active);
+	if (active)
 		srnic_engine_kick(sdev);
-	} else {
-		xa_clear_mark(&sdev->qps, qp->qpn, SRNIC_QP_ACTIVE);
-	}
 }
 
 int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -463,6 +460,8 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		srnic_qp_reset(qp);
 	cur->qp_state = to;
 	cur->cur_qp_state = to;
+	/* The peer may have changed; the engine looks it up again. */
+	qp->peer_cache = NULL;
 	srnic_qp_set_state(qp, to);
 out:
 	mutex_unlock(&qp->lock);

@@ -250,7 +250,7 @@ static bool srnic_rwq_recv(struct srnic_engine *eng, struct srnic_rwq *rwq,
 		err = srnic_sg_resolve(sdev, to_spd(rwq->ibwq.pd),
 				       (struct srnic_wqe_data *)(hdr + 1),
 				       hdr->num_sge, IB_ACCESS_LOCAL_WRITE,
-				       &eng->remote);
+				       &eng->remote, NULL);
 		if (err == -EAGAIN)
 			srnic_mr_put(eng->remote.fault.mr);
 		if (err)
@@ -640,7 +640,7 @@ int srnic_create_rss_qp(struct srnic_dev *sdev, struct srnic_qp *qp,
 	resp.qpn = qp->qpn;
 	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
 	if (err) {
-		xa_erase(&sdev->qps, qp->qpn);
+		srnic_qp_unpublish(sdev, qp->qpn);
 		goto err_free;
 	}
 	return 0;

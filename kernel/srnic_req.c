@@ -123,18 +123,33 @@ static int srnic_ud_target(struct srnic_dev *sdev, struct srnic_qp *qp,
 }
 
 /*
- * The connected peer of @qp, referenced for one WQE.  Looked up once per
- * batch: the lookup takes the registry's and the peer device's locks,
- * which the engine thread and doorbell calls of every QP contend for.  The
- * batch holds @qp's lock, so its destination cannot change meanwhile; a
- * peer destroyed meanwhile waits for the batch's reference, as it waits
- * for a WQE in flight.
+ * The connected peer of @qp, referenced for one WQE.  Found once per batch,
+ * and by a lookup only when the peer generation has changed since the last
+ * one: the lookup takes the registry's and the peer device's locks, which
+ * the engine thread and doorbell calls of every QP contend for, and costs
+ * as much as the rest of a short WQE.  The cached pointer holds no
+ * reference; it is safe to use because the batch runs inside
+ * srnic_odp_srcu and a QP leaving its table bumps the generation, then
+ * waits for such sections (srnic_qp_unpublish).  The batch holds @qp's
+ * lock, so its destination cannot change meanwhile (modify_qp clears the
+ * cache); a peer destroyed meanwhile waits for the batch's reference, as
+ * it waits for a WQE in flight.
  */
 static struct srnic_qp *srnic_batch_peer(struct srnic_engine *eng,
 					 struct srnic_qp *qp)
 {
+	u32 gen;
+
 	if (!eng->peer_known) {
-		eng->peer = srnic_peer_get(qp->peer_dev, qp->attr.dest_qp_num);
+		gen = srnic_peer_generation();
+		eng->peer = qp->peer_cache;
+		if (!eng->peer || qp->peer_cache_gen != gen ||
+		    !refcount_inc_not_zero(&eng->peer->ref)) {
+			eng->peer = srnic_peer_get(qp->peer_dev,
+						   qp->attr.dest_qp_num);
+			qp->peer_cache = eng->peer;
+			qp->peer_cache_gen = gen;
+		}
 		eng->peer_known = true;
 	}
 	if (eng->peer)
@@ -228,7 +243,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		err = srnic_sg_resolve(sdev, to_spd(qp->ibqp.pd),
 				       eng->wqe + hdr, ctrl->num_sge,
 				       into ? IB_ACCESS_LOCAL_WRITE : 0,
-				       &eng->local);
+				       &eng->local, &qp->lkey_cache);
 		if (err == -EAGAIN && srnic_qp_fault(qp, &eng->local.fault))
 			return -EINPROGRESS;
 		if (err) {
@@ -394,9 +409,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		srnic_qp_set_error(dst);
 
 release:
-	srnic_sg_release(&eng->local);
 complete:
-	srnic_msg_put(dst, &m);
 	qp->in_progress = false;
 	qp->fault_err = 0;
 	/*
@@ -408,6 +421,13 @@ complete:
 			  qp->sq_cons);
 	srnic_send_complete(qp, ctrl, status,
 			    status == IB_WC_SUCCESS ? (u32)m.len : 0);
+	/*
+	 * The WQE's references go once its completion is out, not before:
+	 * the poller waits for nothing it does not need.  Whoever destroys
+	 * what they name on seeing the completion waits for them.
+	 */
+	srnic_sg_release(&eng->local);
+	srnic_msg_put(dst, &m);
 	if (status != IB_WC_SUCCESS)
 		srnic_qp_set_error(qp);
 	else if (m.tm_fin)

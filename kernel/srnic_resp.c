@@ -253,7 +253,7 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	if (place_data) {
 		err = srnic_sg_resolve(ddev, srnic_recv_pd(dst, m),
 				       (struct srnic_wqe_data *)(hdr + 1), n,
-				       IB_ACCESS_LOCAL_WRITE, &eng->remote);
+				       IB_ACCESS_LOCAL_WRITE, &eng->remote, NULL);
 		if (err == -EAGAIN && dst->held_rwqe) {
 			srnic_recv_hold(dst, srq, eng->rwqe, max_sge);
 			return SRNIC_RESP_FAULT;
@@ -321,7 +321,9 @@ enum srnic_resp srnic_resp_target(struct srnic_qp *dst,
 	if (m->len && srnic_mkey_is_mw(m->rkey) ?
 		    srnic_mw_range(dst, m->rkey, m->raddr, m->len, access, sg) :
 		    srnic_sg_range(ddev, srnic_recv_pd(dst, m), m->rkey,
-				   m->raddr, m->len, access, sg))
+				   m->raddr, m->len, access, sg,
+				   /* run by the requester, under its lock */
+				   m->src ? &m->src->rkey_cache : NULL))
 		return SRNIC_RESP_NAK_ACCESS;
 	if (srnic_sg_odp_check(sg, access != IB_ACCESS_REMOTE_READ))
 		return SRNIC_RESP_FAULT;

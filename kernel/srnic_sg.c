@@ -41,16 +41,20 @@ int srnic_sg_odp_check(struct srnic_sg *sg, bool write)
 	return 0;
 }
 
-/* One range of one MR: for the remote side of WRITE, READ and atomics. */
+/*
+ * One range of one MR: for the remote side of WRITE, READ and atomics.
+ * @cache: the requester's cache for the key (NULL: none).
+ */
 int srnic_sg_range(struct srnic_dev *sdev, struct srnic_pd *pd, u32 key,
-		   u64 iova, u64 len, int access, struct srnic_sg *sg)
+		   u64 iova, u64 len, int access, struct srnic_sg *sg,
+		   struct srnic_mr_cache *cache)
 {
 	struct srnic_mr *mr;
 
 	srnic_sg_init(sg, NULL, 0);
 	if (!len)
 		return 0;
-	mr = srnic_mr_get(sdev, key);
+	mr = srnic_mr_get_cached(sdev, key, cache);
 	if (!mr)
 		return -EACCES;
 	if (srnic_mr_check(mr, pd, access, iova, len)) {
@@ -68,10 +72,11 @@ int srnic_sg_range(struct srnic_dev *sdev, struct srnic_pd *pd, u32 key,
  * entries are skipped without a key check, as real NICs do.  Returns
  * -EACCES for a key/PD/access/bounds violation, -EMSGSIZE if the total
  * exceeds the largest message, -EAGAIN for an ODP page fault (@sg->fault).
+ * @cache: the QP's cache for the keys (NULL: none).
  */
 int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
 		     const struct srnic_wqe_data *sge, u32 n, int access,
-		     struct srnic_sg *sg)
+		     struct srnic_sg *sg, struct srnic_mr_cache *cache)
 {
 	u32 i;
 
@@ -86,7 +91,7 @@ int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
 			srnic_sg_release(sg);
 			return -EMSGSIZE;
 		}
-		mr = srnic_mr_get(sdev, sge[i].lkey);
+		mr = srnic_mr_get_cached(sdev, sge[i].lkey, cache);
 		if (!mr || srnic_mr_check(mr, pd, access, sge[i].addr, len)) {
 			if (mr)
 				srnic_mr_put(mr);
@@ -147,12 +152,24 @@ void srnic_sg_copy(const struct srnic_sg *dst, u64 doff,
 	}
 }
 
-/* Writes @len bytes of kernel memory at offset @doff of @dst. */
+/*
+ * Writes @len bytes of kernel memory at offset @doff of @dst (a short
+ * result: an atomic's original value).  Not through srnic_sg_copy(): a
+ * source list on the stack would be zeroed whole (~0.8 KiB) on each call.
+ */
 void srnic_sg_write(const struct srnic_sg *dst, u64 doff, const void *buf,
 		    u64 len)
 {
-	struct srnic_sg src;
+	while (len) {
+		size_t c;
+		u8 *d = srnic_sg_ptr(dst, doff, &c);
 
-	srnic_sg_init(&src, (u8 *)buf, len);
-	srnic_sg_copy(dst, doff, &src, 0, len);
+		if (!d || !c)
+			return;
+		c = min_t(u64, c, len);
+		memcpy(d, buf, c);
+		buf += c;
+		doff += c;
+		len -= c;
+	}
 }

@@ -271,7 +271,7 @@ bool srnic_tm_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	cqe.wr_id = t.wr_id;
 	err = srnic_sg_resolve(to_sdev(dst->ibqp.device), to_spd(srq->ibsrq.pd),
 			       &t.sge, t.num_sge, IB_ACCESS_LOCAL_WRITE,
-			       &eng->remote);
+			       &eng->remote, NULL);
 	if (err == -EAGAIN) {
 		/* The requester waits for the page, then the tag matches again. */
 		srnic_tm_settle(srq, idx, SRNIC_TAG_POSTED);

@@ -1653,6 +1653,123 @@ TEST_F(dev, srq_last_wqe_reached)
 	EXPECT_EQ(0, ibv_dereg_mr(rmr));
 }
 
+/* ================= what the engine caches ================= */
+
+/* One signaled RDMA WRITE of @len bytes from @lkey's @local to @raddr/@rkey: its status. */
+static int write_with_keys(struct ep *x, void *local, uint32_t lkey, uint32_t len,
+			   void *raddr, uint32_t rkey)
+{
+	struct ibv_sge s = { (uintptr_t)local, len, lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 0x5e, .sg_list = &s, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+
+	wr.wr.rdma.remote_addr = (uintptr_t)raddr;
+	wr.wr.rdma.rkey = rkey;
+	if (ibv_post_send(x->qp, &wr, &bad))
+		return -1;
+	return poll_one(x->cq, &wc, WC_MS) == 1 ? (int)wc.status : -1;
+}
+
+/*
+ * A QP's engine keeps the MRs its WQEs named last: once deregistered, an
+ * MR's keys fail at once, the rkey with REM_ACCESS_ERR and the lkey with
+ * LOC_PROT_ERR, even right after a WQE that used them and with the same
+ * memory registered again (nothing is written there).
+ */
+TEST_F(dev, deregistered_keys_fail_right_after_use)
+{
+	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	uint8_t *mem = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *mr, *again;
+	struct ep a, b;
+	uint32_t key;
+
+	ASSERT_NE(MAP_FAILED, mem);
+	/* The remote side. */
+	ASSERT_EQ(0, pair_make(&self->e, &o, &o, &a, &b));
+	mr = ibv_reg_mr(self->e.pd, mem, 4096, access);
+	ASSERT_NE(NULL, mr);
+	key = mr->rkey;
+	fill(a.buf, 64, 1);
+	ASSERT_EQ(IBV_WC_SUCCESS, write_with_keys(&a, a.buf, a.mr->lkey, 64, mem, key));
+	EXPECT_EQ(-1, verify(mem, 64, 1));
+	ASSERT_EQ(0, ibv_dereg_mr(mr));
+	again = ibv_reg_mr(self->e.pd, mem, 4096, access);
+	ASSERT_NE(NULL, again);
+	memset(mem, 0, 64);
+	fill(a.buf, 64, 2);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  write_with_keys(&a, a.buf, a.mr->lkey, 64, mem, key));
+	EXPECT_EQ(-1, all_eq(mem, 64, 0));
+	EXPECT_EQ(0, ibv_dereg_mr(again));
+	ep_destroy(&a);
+	ep_destroy(&b);
+
+	/* The local side. */
+	ASSERT_EQ(0, pair_make(&self->e, &o, &o, &a, &b));
+	mr = ibv_reg_mr(self->e.pd, mem + 4096, 4096, access);
+	ASSERT_NE(NULL, mr);
+	key = mr->lkey;
+	fill(mem + 4096, 64, 3);
+	ASSERT_EQ(IBV_WC_SUCCESS,
+		  write_with_keys(&a, mem + 4096, key, 64, b.buf, b.mr->rkey));
+	EXPECT_EQ(-1, verify(b.buf, 64, 3));
+	ASSERT_EQ(0, ibv_dereg_mr(mr));
+	again = ibv_reg_mr(self->e.pd, mem + 4096, 4096, access);
+	ASSERT_NE(NULL, again);
+	memset(b.buf, 0, 64);
+	EXPECT_EQ(IBV_WC_LOC_PROT_ERR,
+		  write_with_keys(&a, mem + 4096, key, 64, b.buf, b.mr->rkey));
+	EXPECT_EQ(-1, all_eq(b.buf, 64, 0));
+	EXPECT_EQ(0, ibv_dereg_mr(again));
+	ep_destroy(&a);
+	ep_destroy(&b);
+	munmap(mem, 2 * 4096);
+}
+
+/*
+ * A QP's engine keeps its connected peer: once that QP is destroyed, the
+ * next WQE finds no one (retries, then RETRY_EXC_ERR), even with a new QP,
+ * likely at the same address, connected back to the sender, which must
+ * not receive the write.
+ */
+TEST_F(dev, destroyed_peer_is_not_reached_after_use)
+{
+	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
+	struct ep a, b, c;
+	struct ibv_wc wc;
+
+	o.retry_cnt = 1;
+	o.timeout = 1;
+	ASSERT_EQ(0, pair_make(&self->e, &o, &o, &a, &b));
+	fill(a.buf, 64, 4);
+	ASSERT_EQ(0, post_send1(&a, IBV_WR_RDMA_WRITE, 1, 0, 64,
+				IBV_SEND_SIGNALED, &b, 0, 0));
+	WAIT_WC(a.cq, wc);
+	ASSERT_WC(wc, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	EXPECT_EQ(-1, verify(b.buf, 64, 4));
+
+	/* a still names b's QPN; c answers to a's. */
+	ibv_destroy_qp(b.qp);
+	b.qp = NULL;
+	ASSERT_EQ(0, ep_create(&self->e, &o, &c));
+	ASSERT_EQ(0, ep_connect(&c, a.qp->qp_num));
+	memset(c.buf, 0, 64);
+	ASSERT_EQ(0, post_send1(&a, IBV_WR_RDMA_WRITE, 2, 0, 64,
+				IBV_SEND_SIGNALED, &c, 0, 0));
+	WAIT_WC(a.cq, wc);
+	ASSERT_WC(wc, IBV_WC_RETRY_EXC_ERR, IBV_WC_RDMA_WRITE);
+	EXPECT_EQ(-1, all_eq(c.buf, 64, 0));
+	ep_destroy(&c);
+	ep_destroy(&a);
+	ep_destroy(&b);
+}
+
 /* ================= post-time errors ================= */
 
 /*
