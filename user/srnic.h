@@ -15,6 +15,33 @@
 #include "verbs_provider.h"
 #include "srnic-abi.h"
 
+/*
+ * The queues' locks: a test-and-set spinlock inlined into the fast paths.
+ * pthread_spin_lock() is the same lock behind a call through the PLT, and
+ * an empty poll or a post took two such calls.
+ */
+struct srnic_lock {
+	atomic_bool held;
+};
+
+static inline int srnic_lock_init(struct srnic_lock *l)
+{
+	atomic_init(&l->held, false);
+	return 0;
+}
+
+static inline void srnic_lock(struct srnic_lock *l)
+{
+	while (atomic_exchange_explicit(&l->held, true, memory_order_acquire))
+		while (atomic_load_explicit(&l->held, memory_order_relaxed))
+			__builtin_ia32_pause();
+}
+
+static inline void srnic_unlock(struct srnic_lock *l)
+{
+	atomic_store_explicit(&l->held, false, memory_order_release);
+}
+
 /* Driver data of the commands, on top of the core commands. */
 VERBS_DRV_CMD(srnic_get_context, ibv_get_context, ib_uverbs_get_context_resp,
 	      srnic_alloc_ucontext_req, srnic_alloc_ucontext_resp);
@@ -80,6 +107,8 @@ struct srnic_uar_map {
 };
 
 #define SRNIC_MAX_UAR_MAPS 256
+/* The smallest send ring made for a QP that sends: 32 entries. */
+#define SRNIC_SQ_MIN_LOG_ENTRIES 5u
 
 struct srnic_context {
 	struct verbs_context vctx;	/* libibverbs' part, first */
@@ -96,7 +125,7 @@ struct srnic_context {
 
 struct srnic_cq {
 	struct verbs_cq vcq;
-	pthread_spinlock_t lock;
+	struct srnic_lock lock;
 	struct srnic_cqe *ring;
 	size_t ring_len;
 	struct srnic_pd *owner;		/* parent domain whose allocator made it */
@@ -120,11 +149,12 @@ struct srnic_wq {
 
 struct srnic_qp {
 	struct verbs_qp vqp;
-	pthread_spinlock_t sq_lock;
-	pthread_spinlock_t rq_lock;
+	struct srnic_lock sq_lock;
+	struct srnic_lock rq_lock;
 	struct srnic_wq sq;
 	struct srnic_wq rq;
 	uint32_t sq_head;		/* free-running producer counters */
+	uint32_t sq_tail;		/* the engine's sq_consumer, as last read */
 	uint32_t rq_head;
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
@@ -143,7 +173,7 @@ struct srnic_qp {
 
 struct srnic_srq {
 	struct verbs_srq vsrq;
-	pthread_spinlock_t lock;
+	struct srnic_lock lock;
 	struct srnic_wq wq;
 	uint32_t head;
 	uint32_t max_sge;
@@ -155,7 +185,7 @@ struct srnic_srq {
 /* A receive WQ (RSS): an SRQ-like ring of its own. */
 struct srnic_rwq {
 	struct ibv_wq ibwq;
-	pthread_spinlock_t lock;
+	struct srnic_lock lock;
 	struct srnic_wq wq;
 	uint32_t head;
 	uint32_t max_sge;

@@ -72,11 +72,11 @@ static int srnic_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr
 
 	if (attr->comp_mask)
 		return EINVAL;
-	pthread_spin_lock(&cq->lock);
+	srnic_lock(&cq->lock);
 	err = srnic_cqex_take(cq);
 	/* Nothing polled: the caller does not call end_poll. */
 	if (err)
-		pthread_spin_unlock(&cq->lock);
+		srnic_unlock(&cq->lock);
 	return err;
 }
 
@@ -91,7 +91,7 @@ static void srnic_end_poll(struct ibv_cq_ex *cqx)
 
 	cq->cur = NULL;
 	srnic_cq_publish(cq);
-	pthread_spin_unlock(&cq->lock);
+	srnic_unlock(&cq->lock);
 }
 
 static enum ibv_wc_opcode srnic_read_opcode(struct ibv_cq_ex *cqx)

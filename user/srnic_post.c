@@ -80,14 +80,20 @@ static inline uint32_t srnic_qp_send_hdr(const struct srnic_qp *qp)
 
 /*
  * The next free send slot, or NULL when the ring is full (by the consumer
- * counter the engine last published).  Called with sq_lock held.
+ * counter the engine last published).  The counter is read only when the
+ * value last read says the ring is full: the engine writes it after every
+ * WQE, so reading it on every post would move its cache line from the
+ * engine's CPU to the poster's each time.  Called with sq_lock held.
  */
 struct srnic_wqe_ctrl *srnic_sq_next(struct srnic_qp *qp)
 {
 	uint32_t n = 1u << qp->sq.log_entries;
 
-	if (qp->sq_head - srnic_load_acquire(&qp->db->sq_consumer) >= n)
-		return NULL;
+	if (qp->sq_head - qp->sq_tail >= n) {
+		qp->sq_tail = srnic_load_acquire(&qp->db->sq_consumer);
+		if (qp->sq_head - qp->sq_tail >= n)
+			return NULL;
+	}
 	return (struct srnic_wqe_ctrl *)((uint8_t *)qp->sq.ring +
 		((size_t)(qp->sq_head & (n - 1)) << qp->sq.log_stride));
 }
@@ -248,7 +254,11 @@ void srnic_sq_ring(struct srnic_qp *qp)
 {
 	struct srnic_context *ctx = to_sctx(qp->vqp.qp.context);
 
-	srnic_publish(&qp->db->sq_producer, qp->sq_head);
+	/*
+	 * Only the doorbell slot: the engine reads the producer counter
+	 * there, and the record's sq_producer shares its cache line with the
+	 * consumer counter the engine writes after every WQE.
+	 */
 	srnic_publish(&qp->doorbell->value, qp->sq_head);
 	/* Doorbell before the engine's flag: see srnic_engine.c. */
 	atomic_thread_fence(memory_order_seq_cst);
@@ -325,7 +335,7 @@ static int srnic_post_sends(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	uint32_t start;
 	int err = 0;
 
-	pthread_spin_lock(&qp->sq_lock);
+	srnic_lock(&qp->sq_lock);
 	/* The send queue works from RTS on (and in error, to be flushed). */
 	if (ibqp->state < IBV_QPS_RTS || !qp->sq.ring) {
 		err = EINVAL;
@@ -345,7 +355,7 @@ static int srnic_post_sends(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (qp->sq_head != start)
 		srnic_sq_ring(qp);
 out:
-	pthread_spin_unlock(&qp->sq_lock);
+	srnic_unlock(&qp->sq_lock);
 	return err;
 }
 
@@ -404,7 +414,7 @@ int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	uint32_t n = 1u << qp->rq.log_entries, cons, start;
 	int err = 0;
 
-	pthread_spin_lock(&qp->rq_lock);
+	srnic_lock(&qp->rq_lock);
 	if (ibqp->srq || !qp->rq.ring || ibqp->state == IBV_QPS_RESET) {
 		err = EINVAL;
 		*bad_wr = wr;
@@ -437,7 +447,7 @@ int srnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			srnic_wake(ibqp);
 	}
 out:
-	pthread_spin_unlock(&qp->rq_lock);
+	srnic_unlock(&qp->rq_lock);
 	return err;
 }
 
@@ -479,9 +489,9 @@ int srnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	struct srnic_srq *srq = (struct srnic_srq *)ibsrq;
 	int err;
 
-	pthread_spin_lock(&srq->lock);
+	srnic_lock(&srq->lock);
 	err = srnic_post_ring_recv(&srq->wq, &srq->head, srq->max_sge, srq->db,
 				   wr, bad_wr);
-	pthread_spin_unlock(&srq->lock);
+	srnic_unlock(&srq->lock);
 	return err;
 }

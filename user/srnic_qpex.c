@@ -274,7 +274,7 @@ static void srnic_wr_start(struct ibv_qp_ex *qpx)
 {
 	struct srnic_qp *qp = to_sqpx(qpx);
 
-	pthread_spin_lock(&qp->sq_lock);
+	srnic_lock(&qp->sq_lock);
 	qp->wr.start = qp->sq_head;
 	qp->wr.cur = NULL;
 	/* The send queue works from RTS on (and in error, to be flushed). */
@@ -292,7 +292,7 @@ static int srnic_wr_complete(struct ibv_qp_ex *qpx)
 		qp->sq_head = qp->wr.start;
 	else if (qp->sq_head != qp->wr.start)
 		srnic_sq_ring(qp);
-	pthread_spin_unlock(&qp->sq_lock);
+	srnic_unlock(&qp->sq_lock);
 	return err;
 }
 
@@ -303,7 +303,7 @@ static void srnic_wr_abort(struct ibv_qp_ex *qpx)
 	/* The slots written since wr_start were never published. */
 	qp->sq_head = qp->wr.start;
 	qp->wr.cur = NULL;
-	pthread_spin_unlock(&qp->sq_lock);
+	srnic_unlock(&qp->sq_lock);
 }
 
 /*

@@ -215,7 +215,7 @@ static struct srnic_cq *srnic_cq_create(struct ibv_context *ibctx,
 				    SRNIC_RES_CQ, cq->log_entries + 6,
 				    &cq->ring_len, &cq->owner);
 	cq->db = srnic_dbrec_alloc(ctx);
-	if (!cq->ring || !cq->db || pthread_spin_init(&cq->lock, 0)) {
+	if (!cq->ring || !cq->db || srnic_lock_init(&cq->lock)) {
 		err = ENOMEM;
 		goto err;
 	}
@@ -296,7 +296,6 @@ static int srnic_destroy_cq(struct ibv_cq *ibcq)
 	if (err)
 		return err;
 	srnic_dbrec_free(to_sctx(ibcq->context), cq->db);
-	pthread_spin_destroy(&cq->lock);
 	srnic_ring_free(cq->ring, cq->owner, SRNIC_RES_CQ);
 	free(cq);
 	return 0;
@@ -323,7 +322,7 @@ static int srnic_resize_cq(struct ibv_cq *ibcq, int cqe)
 				SRNIC_RES_CQ, log + 6, &len, &owner);
 	if (!ring)
 		return ENOMEM;
-	pthread_spin_lock(&cq->lock);
+	srnic_lock(&cq->lock);
 	/* The kernel reads the consumer counter from the doorbell record. */
 	srnic_cq_publish(cq);
 	cmd.drv_payload.buf_addr = (uintptr_t)ring;
@@ -331,7 +330,7 @@ static int srnic_resize_cq(struct ibv_cq *ibcq, int cqe)
 	err = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
 	if (err) {
-		pthread_spin_unlock(&cq->lock);
+		srnic_unlock(&cq->lock);
 		srnic_ring_free(ring, owner, SRNIC_RES_CQ);
 		return err;
 	}
@@ -341,7 +340,7 @@ static int srnic_resize_cq(struct ibv_cq *ibcq, int cqe)
 	cq->ring_len = len;
 	cq->log_entries = log;
 	cq->consumer = resp.drv_payload.consumer;
-	pthread_spin_unlock(&cq->lock);
+	srnic_unlock(&cq->lock);
 	return 0;
 }
 
@@ -351,7 +350,7 @@ static int srnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	const struct srnic_cqe *cqe;
 	int n;
 
-	pthread_spin_lock(&cq->lock);
+	srnic_lock(&cq->lock);
 	for (n = 0; n < ne && (cqe = srnic_cqe_peek(cq)); n++) {
 		wc[n] = (struct ibv_wc){
 			.wr_id = cqe->wr_id,
@@ -370,7 +369,7 @@ static int srnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	}
 	if (n)
 		srnic_cq_publish(cq);
-	pthread_spin_unlock(&cq->lock);
+	srnic_unlock(&cq->lock);
 	return n;
 }
 
@@ -379,7 +378,7 @@ static int srnic_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	struct srnic_cq *cq = to_scq(ibcq);
 	uint32_t arm;
 
-	pthread_spin_lock(&cq->lock);
+	srnic_lock(&cq->lock);
 	arm = (solicited_only ? SRNIC_CQ_ARM_SOLICITED : SRNIC_CQ_ARM_NEXT) |
 	      (++cq->arm_sn << 8);
 	/* The record first, then the doorbell that tells the engine to look. */
@@ -387,7 +386,7 @@ static int srnic_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 			      memory_order_release);
 	atomic_store_explicit((_Atomic uint32_t *)&cq->doorbell->value, arm,
 			      memory_order_release);
-	pthread_spin_unlock(&cq->lock);
+	srnic_unlock(&cq->lock);
 	return 0;
 }
 
@@ -420,6 +419,14 @@ static int srnic_qp_geometry(const struct ibv_qp_init_attr_ex *attr,
 	req->sq_log_stride = srnic_log2_ceil(need < SRNIC_SEND_WQE_MIN ?
 					     SRNIC_SEND_WQE_MIN : need);
 	req->sq_log_entries = srnic_log2_ceil(cap->max_send_wr);
+	/*
+	 * A send queue of a few entries (latency tests ask for one) would
+	 * have every post read the engine's consumer counter, a cache line
+	 * the engine has just written: room for more spares most posts that
+	 * transfer (see srnic_sq_next).  The caps report what the ring holds.
+	 */
+	if (cap->max_send_wr && req->sq_log_entries < SRNIC_SQ_MIN_LOG_ENTRIES)
+		req->sq_log_entries = SRNIC_SQ_MIN_LOG_ENTRIES;
 	if (attr->srq || !cap->max_recv_wr)
 		return 0;
 	sge = cap->max_recv_sge ? cap->max_recv_sge : 1;
@@ -446,8 +453,8 @@ static void srnic_qp_free(struct srnic_context *ctx, struct srnic_qp *qp)
  */
 struct ibv_qp *srnic_queueless_qp(struct srnic_qp *qp, int err)
 {
-	if (!err && (pthread_spin_init(&qp->sq_lock, 0) ||
-		     pthread_spin_init(&qp->rq_lock, 0))) {
+	if (!err && (srnic_lock_init(&qp->sq_lock) ||
+		     srnic_lock_init(&qp->rq_lock))) {
 		ibv_cmd_destroy_qp(&qp->vqp.qp);
 		err = ENOMEM;
 	}
@@ -576,8 +583,8 @@ static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
 	qp->max_send_sge = attr->cap.max_send_sge;
 	qp->max_recv_sge = attr->cap.max_recv_sge;
 	qp->doorbell = srnic_doorbell(ctx, &resp.drv_payload.db);
-	if (!qp->doorbell || pthread_spin_init(&qp->sq_lock, 0) ||
-	    pthread_spin_init(&qp->rq_lock, 0)) {
+	if (!qp->doorbell || srnic_lock_init(&qp->sq_lock) ||
+	    srnic_lock_init(&qp->rq_lock)) {
 		ibv_cmd_destroy_qp(&qp->vqp.qp);
 		err = ENOMEM;
 		goto err;
@@ -623,7 +630,7 @@ static void srnic_cq_clean(struct srnic_cq *cq, uint32_t qpn)
 {
 	uint32_t mask = (1u << cq->log_entries) - 1, prod, i, freed = 0;
 
-	pthread_spin_lock(&cq->lock);
+	srnic_lock(&cq->lock);
 	for (prod = cq->consumer; prod - cq->consumer <= mask; prod++) {
 		struct srnic_cqe *cqe = &cq->ring[prod & mask];
 
@@ -648,7 +655,7 @@ static void srnic_cq_clean(struct srnic_cq *cq, uint32_t qpn)
 		cq->consumer += freed;
 		srnic_cq_publish(cq);
 	}
-	pthread_spin_unlock(&cq->lock);
+	srnic_unlock(&cq->lock);
 }
 
 static int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -669,15 +676,16 @@ static int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
 		srnic_cq_clean(to_scq(ibqp->send_cq), ibqp->qp_num);
 	/* Empty queues, as the kernel's consumers now are. */
-	pthread_spin_lock(&qp->sq_lock);
-	pthread_spin_lock(&qp->rq_lock);
+	srnic_lock(&qp->sq_lock);
+	srnic_lock(&qp->rq_lock);
 	qp->sq_head = 0;
+	qp->sq_tail = 0;
 	qp->rq_head = 0;
 	qp->db->sq_producer = 0;
 	qp->db->rq_producer = 0;
 	qp->doorbell->value = 0;
-	pthread_spin_unlock(&qp->rq_lock);
-	pthread_spin_unlock(&qp->sq_lock);
+	srnic_unlock(&qp->rq_lock);
+	srnic_unlock(&qp->sq_lock);
 	return 0;
 }
 
@@ -696,8 +704,6 @@ static int srnic_destroy_qp(struct ibv_qp *ibqp)
 
 	if (err)
 		return err;
-	pthread_spin_destroy(&qp->sq_lock);
-	pthread_spin_destroy(&qp->rq_lock);
 	srnic_qp_free(to_sctx(ibqp->context), qp);
 	return 0;
 }
@@ -732,7 +738,6 @@ static int srnic_destroy_srq(struct ibv_srq *ibsrq)
 	if (err)
 		return err;
 	srnic_dbrec_free(to_sctx(ibsrq->context), srq->db);
-	pthread_spin_destroy(&srq->lock);
 	srnic_ring_free(srq->wq.ring, srq->wq.owner, SRNIC_RES_SRQ);
 	free(srq);
 	return 0;

@@ -100,10 +100,10 @@ static int srnic_post_wq_recv(struct ibv_wq *ibwq, struct ibv_recv_wr *wr,
 	struct srnic_rwq *rwq = to_srwq(ibwq);
 	int err;
 
-	pthread_spin_lock(&rwq->lock);
+	srnic_lock(&rwq->lock);
 	err = srnic_post_ring_recv(&rwq->wq, &rwq->head, rwq->max_sge, rwq->db,
 				   wr, bad_wr);
-	pthread_spin_unlock(&rwq->lock);
+	srnic_unlock(&rwq->lock);
 	return err;
 }
 
@@ -130,7 +130,7 @@ static struct ibv_wq *srnic_create_wq(struct ibv_context *ibctx,
 	err = srnic_recv_ring_alloc(attr->pd, SRNIC_RES_RQ, attr->max_wr,
 				    attr->max_sge, &rwq->wq);
 	rwq->db = srnic_dbrec_alloc(ctx);
-	if (!err && (!rwq->db || pthread_spin_init(&rwq->lock, 0)))
+	if (!err && (!rwq->db || srnic_lock_init(&rwq->lock)))
 		err = ENOMEM;
 	if (err)
 		goto err;
@@ -140,10 +140,8 @@ static struct ibv_wq *srnic_create_wq(struct ibv_context *ibctx,
 	cmd.drv_payload.log_stride = rwq->wq.log_stride;
 	err = ibv_cmd_create_wq(ibctx, attr, &rwq->ibwq, &cmd.ibv_cmd,
 				sizeof(cmd), &resp, sizeof(resp));
-	if (err) {
-		pthread_spin_destroy(&rwq->lock);
+	if (err)
 		goto err;
-	}
 	rwq->max_sge = attr->max_sge;
 	rwq->ibwq.post_recv = srnic_post_wq_recv;
 	return &rwq->ibwq;
@@ -167,10 +165,10 @@ static int srnic_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr)
 	    attr->wq_state != IBV_WQS_RESET)
 		return err;
 	/* Empty, as the kernel's consumer now is. */
-	pthread_spin_lock(&rwq->lock);
+	srnic_lock(&rwq->lock);
 	rwq->head = 0;
 	rwq->db->producer = 0;
-	pthread_spin_unlock(&rwq->lock);
+	srnic_unlock(&rwq->lock);
 	return 0;
 }
 
@@ -182,7 +180,6 @@ static int srnic_destroy_wq(struct ibv_wq *ibwq)
 	if (err)
 		return err;
 	srnic_dbrec_free(to_sctx(ibwq->context), rwq->db);
-	pthread_spin_destroy(&rwq->lock);
 	srnic_ring_free(rwq->wq.ring, rwq->wq.owner, SRNIC_RES_RQ);
 	free(rwq);
 	return 0;

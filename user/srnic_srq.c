@@ -114,7 +114,7 @@ struct ibv_srq *srnic_create_srq_ex(struct ibv_context *ibctx,
 	srq->max_sge = attr->attr.max_sge;
 	srq->tm = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
 		  attr->srq_type == IBV_SRQT_TM;
-	if (pthread_spin_init(&srq->lock, 0)) {
+	if (srnic_lock_init(&srq->lock)) {
 		ibv_cmd_destroy_srq(&srq->vsrq.srq);
 		err = ENOMEM;
 		goto err;
@@ -236,8 +236,8 @@ struct ibv_qp *srnic_open_qp(struct ibv_context *ctx,
 	}
 	err = ibv_cmd_open_qp(ctx, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
 			      sizeof(cmd), &resp, sizeof(resp));
-	if (err || pthread_spin_init(&qp->sq_lock, 0) ||
-	    pthread_spin_init(&qp->rq_lock, 0)) {
+	if (err || srnic_lock_init(&qp->sq_lock) ||
+	    srnic_lock_init(&qp->rq_lock)) {
 		if (!err)
 			ibv_cmd_destroy_qp(&qp->vqp.qp);
 		free(qp);
