@@ -81,7 +81,12 @@ struct srnic_mr;
 
 /* A scatter/gather list resolved against MRs, or a kernel buffer. */
 struct srnic_sge_ref {
-	struct srnic_mr *mr;		/* referenced */
+	/*
+	 * Referenced, unless @borrowed: a QP's cached MR (struct
+	 * srnic_mr_cache), good until the engine leaves srnic_odp_srcu.
+	 */
+	struct srnic_mr *mr;
+	bool borrowed;
 	u64 iova;
 	u64 len;
 };

@@ -412,22 +412,25 @@ int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 }
 
 /*
- * srnic_mr_get() through @cache (NULL: none).  Inside srnic_odp_srcu; the
+ * srnic_mr_get() through @cache (NULL: none).  Inside srnic_odp_srcu.  A
+ * cached MR is returned without a reference (*@borrowed), good until the
+ * caller leaves that SRCU section; a looked-up one with a reference.  The
  * generation is read before the lookup, so an MR leaving the table after
  * it is looked up again next time.
  */
 struct srnic_mr *srnic_mr_get_cached(struct srnic_dev *sdev, u32 key,
-				     struct srnic_mr_cache *cache)
+				     struct srnic_mr_cache *cache, bool *borrowed)
 {
 	struct srnic_mr *mr;
 	u32 gen;
 
+	*borrowed = false;
 	if (!cache)
 		return srnic_mr_get(sdev, key);
 	gen = atomic_read(&srnic_mr_gen);
 	if (cache->mr && cache->key == key && cache->sdev == sdev &&
 	    cache->gen == gen) {
-		kref_get(&cache->mr->ref);
+		*borrowed = true;
 		return cache->mr;
 	}
 	mr = srnic_mr_get(sdev, key);

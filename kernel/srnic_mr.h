@@ -141,7 +141,7 @@ struct srnic_mr_cache {
 };
 
 struct srnic_mr *srnic_mr_get_cached(struct srnic_dev *sdev, u32 key,
-				     struct srnic_mr_cache *cache);
+				     struct srnic_mr_cache *cache, bool *borrowed);
 void srnic_mr_put(struct srnic_mr *mr);
 int srnic_mr_check(struct srnic_mr *mr, struct srnic_pd *pd, int access,
 		   u64 iova, u64 len);

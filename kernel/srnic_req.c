@@ -89,14 +89,17 @@ static int srnic_xrc_target(struct srnic_qp *dst, u32 srqn, struct srnic_msg *m)
 	return 0;
 }
 
-/* Drops what a message to @dst holds: the peer QP and an XRC SRQ. */
-static void srnic_msg_put(struct srnic_qp *dst, struct srnic_msg *m)
+/*
+ * Drops what a message holds: an XRC SRQ, and @held, a destination QP
+ * referenced for this WQE alone (UD's; a connected peer is the batch's).
+ */
+static void srnic_msg_put(struct srnic_qp *held, struct srnic_msg *m)
 {
 	if (m->xrc_srq)
 		srnic_srq_put(m->xrc_srq);
 	m->xrc_srq = NULL;
-	if (dst)
-		srnic_qp_put(dst);
+	if (held)
+		srnic_qp_put(held);
 }
 
 /* Fills the UD part of @m from the WQE's address vector. */
@@ -123,7 +126,8 @@ static int srnic_ud_target(struct srnic_dev *sdev, struct srnic_qp *qp,
 }
 
 /*
- * The connected peer of @qp, referenced for one WQE.  Found once per batch,
+ * The connected peer of @qp, or NULL, referenced by the batch (so not for
+ * each WQE) until srnic_batch_end().  Found once per batch,
  * and by a lookup only when the peer generation has changed since the last
  * one: the lookup takes the registry's and the peer device's locks, which
  * the engine thread and doorbell calls of every QP contend for, and costs
@@ -152,8 +156,6 @@ static struct srnic_qp *srnic_batch_peer(struct srnic_engine *eng,
 		}
 		eng->peer_known = true;
 	}
-	if (eng->peer)
-		refcount_inc(&eng->peer->ref);
 	return eng->peer;
 }
 
@@ -182,7 +184,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 	const struct srnic_wqe_atomic *atomic;
 	enum ib_wc_status status = IB_WC_SUCCESS;
 	enum srnic_resp r = SRNIC_RESP_OK;
-	struct srnic_qp *dst = NULL;
+	struct srnic_qp *dst = NULL, *held = NULL;
 	struct srnic_msg m = {};
 	const u8 *slot = qp->sq.ring.kva +
 		((qp->sq_cons & ((1U << qp->sq.log_entries) - 1)) <<
@@ -278,6 +280,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 			status = IB_WC_LOC_QP_OP_ERR;
 			goto release;
 		}
+		held = dst;
 		/* Unreachable, wrong Q_Key or not receiving: lost, as on a wire. */
 		if (dst && dst->ibqp.qp_type == IB_QPT_UD &&
 		    dst->attr.qkey == ud->remote_qkey &&
@@ -361,7 +364,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		/* The responder's page: the requester waits, as for a NAK. */
 		if (srnic_qp_fault(qp, &eng->remote.fault)) {
 			srnic_sg_release(&eng->local);
-			srnic_msg_put(dst, &m);
+			srnic_msg_put(held, &m);
 			return -EINPROGRESS;
 		}
 		/* It cannot be mapped: a receive fails, an RDMA access too. */
@@ -386,7 +389,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 			srnic_rnr_usec[dst->attr.min_rnr_timer & 31]);
 		qp->rnr_wait = true;
 		srnic_sg_release(&eng->local);
-		srnic_msg_put(dst, &m);
+		srnic_msg_put(held, &m);
 		return -EAGAIN;
 	}
 	/*
@@ -400,7 +403,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 			(4096ULL << qp->attr.timeout) / NSEC_PER_USEC);
 		qp->rnr_wait = true;
 		srnic_sg_release(&eng->local);
-		srnic_msg_put(dst, &m);
+		srnic_msg_put(held, &m);
 		return -EAGAIN;
 	}
 	status = srnic_nak_status(r);
@@ -427,7 +430,7 @@ complete:
 	 * what they name on seeing the completion waits for them.
 	 */
 	srnic_sg_release(&eng->local);
-	srnic_msg_put(dst, &m);
+	srnic_msg_put(held, &m);
 	if (status != IB_WC_SUCCESS)
 		srnic_qp_set_error(qp);
 	else if (m.tm_fin)

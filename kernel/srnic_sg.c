@@ -11,7 +11,7 @@ void srnic_sg_release(struct srnic_sg *sg)
 	u32 i;
 
 	for (i = 0; i < sg->n; i++)
-		if (sg->e[i].mr)
+		if (sg->e[i].mr && !sg->e[i].borrowed)
 			srnic_mr_put(sg->e[i].mr);
 	sg->n = 0;
 }
@@ -50,18 +50,22 @@ int srnic_sg_range(struct srnic_dev *sdev, struct srnic_pd *pd, u32 key,
 		   struct srnic_mr_cache *cache)
 {
 	struct srnic_mr *mr;
+	bool borrowed;
 
 	srnic_sg_init(sg, NULL, 0);
 	if (!len)
 		return 0;
-	mr = srnic_mr_get_cached(sdev, key, cache);
+	mr = srnic_mr_get_cached(sdev, key, cache, &borrowed);
 	if (!mr)
 		return -EACCES;
 	if (srnic_mr_check(mr, pd, access, iova, len)) {
-		srnic_mr_put(mr);
+		if (!borrowed)
+			srnic_mr_put(mr);
 		return -EACCES;
 	}
-	sg->e[0] = (struct srnic_sge_ref){ .mr = mr, .iova = iova, .len = len };
+	sg->e[0] = (struct srnic_sge_ref){
+		.mr = mr, .borrowed = borrowed, .iova = iova, .len = len,
+	};
 	sg->n = 1;
 	sg->total = len;
 	return 0;
@@ -84,6 +88,7 @@ int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
 	for (i = 0; i < n; i++) {
 		struct srnic_mr *mr;
 		u32 len = sge[i].length;
+		bool borrowed;
 
 		if (!len)
 			continue;
@@ -91,15 +96,16 @@ int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
 			srnic_sg_release(sg);
 			return -EMSGSIZE;
 		}
-		mr = srnic_mr_get_cached(sdev, sge[i].lkey, cache);
+		mr = srnic_mr_get_cached(sdev, sge[i].lkey, cache, &borrowed);
 		if (!mr || srnic_mr_check(mr, pd, access, sge[i].addr, len)) {
-			if (mr)
+			if (mr && !borrowed)
 				srnic_mr_put(mr);
 			srnic_sg_release(sg);
 			return -EACCES;
 		}
 		sg->e[sg->n++] = (struct srnic_sge_ref){
-			.mr = mr, .iova = sge[i].addr, .len = len,
+			.mr = mr, .borrowed = borrowed, .iova = sge[i].addr,
+			.len = len,
 		};
 		sg->total += len;
 	}
