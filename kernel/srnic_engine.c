@@ -90,7 +90,7 @@ static struct srnic_qp *srnic_scan_next(struct srnic_dev *sdev,
 	unsigned long i;
 
 	lockdep_assert_held(&sdev->qps.xa_lock);
-	if (s->scan_gen != sdev->qps_gen || *pos > s->scan_n) {
+	if (s->scan_gen != sdev->qps_gen) {
 		s->scan_n = 0;
 		s->scan_valid = true;
 		xa_for_each_marked(&sdev->qps, i, qp, SRNIC_QP_ACTIVE) {
@@ -355,16 +355,20 @@ static int srnic_engine_thread(void *arg)
 			reason = SRNIC_SLEEP_YIELD;
 			s->yields++;
 		} else {
+			u64 now;
+
 			/*
 			 * The clock costs as much as an idle scan of a few
 			 * QPs, which it would delay: look at it every few polls.
 			 */
-			u64 now = idle_polls++ % SRNIC_ENGINE_CLOCK_POLLS ?
-				0 : local_clock();
-
+			if (idle_polls++ % SRNIC_ENGINE_CLOCK_POLLS) {
+				cond_resched();
+				continue;
+			}
+			now = local_clock();
 			if (!idle_since)
 				idle_since = now;
-			if (!now || now - idle_since < SRNIC_ENGINE_SPIN_NS) {
+			if (now - idle_since < SRNIC_ENGINE_SPIN_NS) {
 				cond_resched();
 				continue;
 			}

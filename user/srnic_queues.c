@@ -681,7 +681,6 @@ static int srnic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	qp->sq_head = 0;
 	qp->sq_tail = 0;
 	qp->rq_head = 0;
-	qp->db->sq_producer = 0;
 	qp->db->rq_producer = 0;
 	qp->doorbell->value = 0;
 	srnic_unlock(&qp->rq_lock);

@@ -535,15 +535,18 @@ static inline int wait_engine_asleep(int ms)
 	return wait_until(engine_asleep, NULL, 1, ms);
 }
 
-static inline int rdma_op(struct ep *x, enum ibv_wr_opcode op, size_t off,
-			  uint32_t len, uint64_t raddr, uint32_t rkey,
-			  uint64_t add)
+/* rdma_op() with the local side given as @s (any buffer and lkey). */
+static inline int rdma_op_sge(struct ep *x, enum ibv_wr_opcode op,
+			      const struct ibv_sge *s, uint64_t raddr,
+			      uint32_t rkey, uint64_t add)
 {
-	struct ibv_send_wr wr, *bad;
-	struct ibv_sge s;
+	struct ibv_sge sge = *s;
+	struct ibv_send_wr wr = {
+		.wr_id = 0x0d, .sg_list = &sge, .num_sge = s->length ? 1 : 0,
+		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
 	struct ibv_wc wc;
 
-	wr_init(&wr, &s, x, op, 0x0d, off, len, IBV_SEND_SIGNALED, NULL, 0, 0);
 	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP) {
 		wr.wr.atomic.remote_addr = raddr;
 		wr.wr.atomic.rkey = rkey;
@@ -555,6 +558,15 @@ static inline int rdma_op(struct ep *x, enum ibv_wr_opcode op, size_t off,
 	if (ibv_post_send(x->qp, &wr, &bad))
 		return -1;
 	return poll_one(x->cq, &wc, WC_MS) == 1 ? (int)wc.status : -1;
+}
+
+static inline int rdma_op(struct ep *x, enum ibv_wr_opcode op, size_t off,
+			  uint32_t len, uint64_t raddr, uint32_t rkey,
+			  uint64_t add)
+{
+	struct ibv_sge s = { (uintptr_t)x->buf + off, len, x->mr->lkey };
+
+	return rdma_op_sge(x, op, &s, raddr, rkey, add);
 }
 
 #endif /* SRNIC_TRAFFIC_H */

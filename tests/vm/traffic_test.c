@@ -1655,24 +1655,6 @@ TEST_F(dev, srq_last_wqe_reached)
 
 /* ================= what the engine caches ================= */
 
-/* One signaled RDMA WRITE of @len bytes from @lkey's @local to @raddr/@rkey: its status. */
-static int write_with_keys(struct ep *x, void *local, uint32_t lkey, uint32_t len,
-			   void *raddr, uint32_t rkey)
-{
-	struct ibv_sge s = { (uintptr_t)local, len, lkey };
-	struct ibv_send_wr wr = {
-		.wr_id = 0x5e, .sg_list = &s, .num_sge = 1,
-		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
-	struct ibv_wc wc;
-
-	wr.wr.rdma.remote_addr = (uintptr_t)raddr;
-	wr.wr.rdma.rkey = rkey;
-	if (ibv_post_send(x->qp, &wr, &bad))
-		return -1;
-	return poll_one(x->cq, &wc, WC_MS) == 1 ? (int)wc.status : -1;
-}
-
 /*
  * A QP's engine keeps the MRs its WQEs named last: once deregistered, an
  * MR's keys fail at once, the rkey with REM_ACCESS_ERR and the lkey with
@@ -1685,6 +1667,7 @@ TEST_F(dev, deregistered_keys_fail_right_after_use)
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	uint8_t *mem = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_sge from_a, from_mem;
 	struct ibv_mr *mr, *again;
 	struct ep a, b;
 	uint32_t key;
@@ -1695,8 +1678,10 @@ TEST_F(dev, deregistered_keys_fail_right_after_use)
 	mr = ibv_reg_mr(self->e.pd, mem, 4096, access);
 	ASSERT_NE(NULL, mr);
 	key = mr->rkey;
+	from_a = (struct ibv_sge){ (uintptr_t)a.buf, 64, a.mr->lkey };
 	fill(a.buf, 64, 1);
-	ASSERT_EQ(IBV_WC_SUCCESS, write_with_keys(&a, a.buf, a.mr->lkey, 64, mem, key));
+	ASSERT_EQ(IBV_WC_SUCCESS,
+		  rdma_op_sge(&a, IBV_WR_RDMA_WRITE, &from_a, (uintptr_t)mem, key, 0));
 	EXPECT_EQ(-1, verify(mem, 64, 1));
 	ASSERT_EQ(0, ibv_dereg_mr(mr));
 	again = ibv_reg_mr(self->e.pd, mem, 4096, access);
@@ -1704,7 +1689,7 @@ TEST_F(dev, deregistered_keys_fail_right_after_use)
 	memset(mem, 0, 64);
 	fill(a.buf, 64, 2);
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  write_with_keys(&a, a.buf, a.mr->lkey, 64, mem, key));
+		  rdma_op_sge(&a, IBV_WR_RDMA_WRITE, &from_a, (uintptr_t)mem, key, 0));
 	EXPECT_EQ(-1, all_eq(mem, 64, 0));
 	EXPECT_EQ(0, ibv_dereg_mr(again));
 	ep_destroy(&a);
@@ -1715,16 +1700,17 @@ TEST_F(dev, deregistered_keys_fail_right_after_use)
 	mr = ibv_reg_mr(self->e.pd, mem + 4096, 4096, access);
 	ASSERT_NE(NULL, mr);
 	key = mr->lkey;
+	from_mem = (struct ibv_sge){ (uintptr_t)mem + 4096, 64, key };
 	fill(mem + 4096, 64, 3);
 	ASSERT_EQ(IBV_WC_SUCCESS,
-		  write_with_keys(&a, mem + 4096, key, 64, b.buf, b.mr->rkey));
+		  rdma_op_sge(&a, IBV_WR_RDMA_WRITE, &from_mem, (uintptr_t)b.buf, b.mr->rkey, 0));
 	EXPECT_EQ(-1, verify(b.buf, 64, 3));
 	ASSERT_EQ(0, ibv_dereg_mr(mr));
 	again = ibv_reg_mr(self->e.pd, mem + 4096, 4096, access);
 	ASSERT_NE(NULL, again);
 	memset(b.buf, 0, 64);
 	EXPECT_EQ(IBV_WC_LOC_PROT_ERR,
-		  write_with_keys(&a, mem + 4096, key, 64, b.buf, b.mr->rkey));
+		  rdma_op_sge(&a, IBV_WR_RDMA_WRITE, &from_mem, (uintptr_t)b.buf, b.mr->rkey, 0));
 	EXPECT_EQ(-1, all_eq(b.buf, 64, 0));
 	EXPECT_EQ(0, ibv_dereg_mr(again));
 	ep_destroy(&a);
