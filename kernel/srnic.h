@@ -126,10 +126,11 @@ struct srnic_engine {
 	struct srnic_sg tm;		/* scratch: a rendezvous's source */
 	/*
 	 * The connected peer of the QP whose batch of WQEs this engine runs,
-	 * looked up at the batch's first WQE that needs it (referenced, or
-	 * NULL if there is none) and put when the batch ends.
+	 * found at the batch's first WQE that needs it (NULL if there is
+	 * none): the QP's cached pointer, or a lookup's, whose reference
+	 * @peer_held is until the batch ends (srnic_batch_peer).
 	 */
-	struct srnic_qp *peer;
+	struct srnic_qp *peer, *peer_held;
 	bool peer_known;
 	u64 wqes, busy, runs;		/* counters: WQEs, QPs found locked, uses */
 };
@@ -166,9 +167,11 @@ struct srnic_sched {
 	u64 wakeups, sleeps, yields, scans;	/* counters of the thread */
 	/*
 	 * The thread's list of the active QPs in QPN order, made under the
-	 * table's lock when its generation changes and read only under it:
-	 * a scan walks an array instead of searching the xarray's marks.
-	 * Not @scan_valid: more than fit, the scan searches the xarray.
+	 * table's lock when its generation changes: a scan walks an array
+	 * instead of searching the xarray's marks.  Read inside
+	 * srnic_odp_srcu after checking the generation, which keeps its QPs
+	 * from being freed (srnic_engine_scan).  Not @scan_valid: more than
+	 * fit, the scan searches the xarray.
 	 */
 	struct srnic_qp *scan_qp[SRNIC_SCAN_LIST];
 	u32 scan_n;
@@ -211,7 +214,8 @@ struct srnic_dev {
 
 	/* Queue numbers: QPN 0 and 1 are reserved by the IB spec. */
 	struct xarray qps;	/* qpn -> struct srnic_qp * */
-	u32 qps_gen;		/* bumped on every change, under the lock */
+	u32 qps_gen;		/* bumped on every change, under the lock;
+				 * read without it by the engine thread */
 	u32 next_qpn;
 	struct xarray cqs;	/* cqn -> struct srnic_cq * */
 	u32 next_cqn;

@@ -16,8 +16,9 @@ static inline u8 srnic_cqe_owner(u32 n, u32 log)
  * the CQ goes to error, IB_EVENT_CQ_ERR is raised, and nothing more is
  * written to it.
  */
-bool srnic_cq_post(struct srnic_cq *cq, const struct srnic_cqe *src,
-		   bool solicited)
+static __always_inline bool srnic_cq_put(struct srnic_cq *cq,
+					 const struct srnic_cqe *src,
+					 bool solicited)
 {
 	struct srnic_cq_db *db = cq->db.kva;
 	bool fire = false, overrun = false;
@@ -85,14 +86,23 @@ out:
 	return !overrun;
 }
 
+bool srnic_cq_post(struct srnic_cq *cq, const struct srnic_cqe *src,
+		   bool solicited)
+{
+	return srnic_cq_put(cq, src, solicited);
+}
+
 /*
  * A completion of @qp's that its CQ could not take: the CQ is in error, and
  * so is the QP, with IB_EVENT_QP_FATAL (no completion will ever tell).
  */
-static void srnic_qp_post(struct srnic_qp *qp, struct ib_cq *ibcq,
-			  const struct srnic_cqe *cqe, bool solicited)
+static __always_inline void srnic_qp_post(struct srnic_qp *qp,
+					  struct ib_cq *ibcq,
+					  const struct srnic_cqe *cqe,
+					  bool solicited)
 {
-	if (srnic_cq_post(to_scq(ibcq), cqe, solicited))
+	/* Inline: a completion per WQE, and TCG pays for every call. */
+	if (srnic_cq_put(to_scq(ibcq), cqe, solicited))
 		return;
 	if (READ_ONCE(qp->state) != IB_QPS_ERR) {
 		srnic_qp_set_error(qp);

@@ -61,11 +61,10 @@ void srnic_engine_kick(struct srnic_dev *sdev)
 
 /*
  * Whether @qp certainly has nothing for the engine: in RTS with no timer
- * pending and no send WQE announced.  Read without the QP's lock or a
- * reference, to spare the polling engine the atomics of both and the SRCU
- * barrier of srnic_qp_process() for every idle QP on every scan: a doorbell
- * rung after the read is seen by the next scan, or, if the engine sleeps,
- * by its doorbell call.
+ * pending and no send WQE announced.  Read without the QP's lock, to spare
+ * the polling engine its atomics for every idle QP on every scan: a
+ * doorbell rung after the read is seen by the next scan, or, if the engine
+ * sleeps, by its doorbell call.
  */
 static bool srnic_qp_idle(struct srnic_qp *qp)
 {
@@ -75,12 +74,19 @@ static bool srnic_qp_idle(struct srnic_qp *qp)
 }
 
 /*
- * The first active QP at QPN @idx or above, under the table's lock; @pos is
- * the scan's place in the thread's list of active QPs.  The list is made
- * again when the table's generation has changed, so it names only QPs in
- * the table: an idle scan of a few QPs reads an array instead of searching
- * the xarray's marks twice (once for the QP, once to find no more), which
- * was most of the polling engine's time between WQEs.
+ * The first active QP at QPN @idx or above; @pos is the scan's place in the
+ * thread's list of active QPs.  The list is made again, under the table's
+ * lock, when the table's generation has changed: an idle scan of a few QPs
+ * reads an array, without a lock, instead of searching the xarray's marks
+ * twice (once for the QP, once to find no more), which was most of the
+ * polling engine's time between WQEs.
+ *
+ * Called inside srnic_odp_srcu, which keeps the QPs it returns from being
+ * freed until the section ends: a QP leaves the table under the lock with
+ * the generation bumped, then waits for the SRCU sections that may have
+ * begun before.  A section that begins later sees the new generation here
+ * (srcu_read_lock() is a full barrier), so it never uses a list naming a
+ * QP that may be gone.
  */
 static struct srnic_qp *srnic_scan_next(struct srnic_dev *sdev,
 					unsigned long *idx, u32 *pos)
@@ -89,8 +95,8 @@ static struct srnic_qp *srnic_scan_next(struct srnic_dev *sdev,
 	struct srnic_qp *qp;
 	unsigned long i;
 
-	lockdep_assert_held(&sdev->qps.xa_lock);
-	if (s->scan_gen != sdev->qps_gen) {
+	if (s->scan_gen != READ_ONCE(sdev->qps_gen)) {
+		xa_lock(&sdev->qps);
 		s->scan_n = 0;
 		s->scan_valid = true;
 		xa_for_each_marked(&sdev->qps, i, qp, SRNIC_QP_ACTIVE) {
@@ -101,10 +107,15 @@ static struct srnic_qp *srnic_scan_next(struct srnic_dev *sdev,
 			s->scan_qp[s->scan_n++] = qp;
 		}
 		s->scan_gen = sdev->qps_gen;
+		xa_unlock(&sdev->qps);
 		*pos = 0;
 	}
-	if (!s->scan_valid)
-		return xa_find(&sdev->qps, idx, ULONG_MAX, SRNIC_QP_ACTIVE);
+	if (!s->scan_valid) {
+		xa_lock(&sdev->qps);
+		qp = xa_find(&sdev->qps, idx, ULONG_MAX, SRNIC_QP_ACTIVE);
+		xa_unlock(&sdev->qps);
+		return qp;
+	}
 	for (; *pos < s->scan_n; (*pos)++) {
 		qp = s->scan_qp[*pos];
 		if (qp->qpn >= *idx) {
@@ -117,32 +128,25 @@ static struct srnic_qp *srnic_scan_next(struct srnic_dev *sdev,
 
 /*
  * Scans every active QP once; returns the work done (a QP found locked
- * counts), earliest timer in @timer.
+ * counts), earliest timer in @timer.  The QPs are neither locked nor
+ * referenced to be looked at: the scan runs inside srnic_odp_srcu (see
+ * srnic_scan_next), left and entered again after each batch of work so
+ * that no section lasts longer than one batch, as ODP invalidations and
+ * removals wait for it.
  */
 static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer)
 {
 	struct srnic_sched *s = &sdev->sched;
 	unsigned long idx = 0;
 	struct srnic_qp *qp;
-	int work = 0, done;
+	int work = 0, done, srcu;
 	u32 pos = 0;
 
-	for (;;) {
-		/*
-		 * Idle QPs are passed over under the lock, which keeps them
-		 * from being freed, so that a scan finding no work takes the
-		 * lock once and no reference at all.
-		 */
-		xa_lock(&sdev->qps);
-		qp = srnic_scan_next(sdev, &idx, &pos);
-		while (qp && (srnic_qp_idle(qp) ||
-			      !refcount_inc_not_zero(&qp->ref))) {
-			idx++;
-			qp = srnic_scan_next(sdev, &idx, &pos);
-		}
-		xa_unlock(&sdev->qps);
-		if (!qp)
-			break;
+	srcu = srcu_read_lock(&srnic_odp_srcu);
+	while ((qp = srnic_scan_next(sdev, &idx, &pos))) {
+		idx++;
+		if (srnic_qp_idle(qp))
+			continue;
 		done = srnic_qp_process(sdev, &s->thread, qp,
 					SRNIC_ENGINE_BUDGET, timer);
 		/*
@@ -150,9 +154,12 @@ static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer)
 		 * engine must not take that for a pause and go to sleep.
 		 */
 		work += done < 0 ? 1 : done;
-		srnic_qp_put(qp);
-		idx++;
+		if (done > 0) {
+			srcu_read_unlock(&srnic_odp_srcu, srcu);
+			srcu = srcu_read_lock(&srnic_odp_srcu);
+		}
 	}
+	srcu_read_unlock(&srnic_odp_srcu, srcu);
 	WRITE_ONCE(s->scans, s->scans + 1);
 	if (wq_has_sleeper(&s->scanned))
 		wake_up_all(&s->scanned);
@@ -211,7 +218,7 @@ void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp)
 	struct srnic_sched *s = &sdev->sched;
 	struct srnic_engine *eng;
 	unsigned long timer = 0;
-	int done;
+	int done, srcu;
 
 	atomic64_inc(&s->doorbells);
 	eng = srnic_engine_borrow(s);
@@ -221,7 +228,9 @@ void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp)
 		return;
 	}
 	eng->runs++;
+	srcu = srcu_read_lock(&srnic_odp_srcu);
 	done = srnic_qp_process(sdev, eng, qp, SRNIC_ENGINE_BUDGET, &timer);
+	srcu_read_unlock(&srnic_odp_srcu, srcu);
 	srnic_engine_return(s, eng);
 	if (done < 0 || done >= SRNIC_ENGINE_BUDGET || timer ||
 	    READ_ONCE(s->reason) == SRNIC_SLEEP_IDLE)

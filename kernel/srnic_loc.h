@@ -147,12 +147,64 @@ void srnic_send_complete(struct srnic_qp *qp, const struct srnic_wqe_ctrl *ctrl,
 			 enum ib_wc_status status, u32 byte_len);
 int srnic_qp_flush(struct srnic_qp *qp);
 
-/* srnic_sg.c */
-void srnic_sg_release(struct srnic_sg *sg);
-int srnic_sg_odp_check(struct srnic_sg *sg, bool write);
-int srnic_sg_range(struct srnic_dev *sdev, struct srnic_pd *pd, u32 key,
-		   u64 iova, u64 len, int access, struct srnic_sg *sg,
-		   struct srnic_mr_cache *cache);
+/* srnic_sg.c; the helpers every WQE runs are inline (see srnic_mr.h) */
+static inline void srnic_sg_release(struct srnic_sg *sg)
+{
+	u32 i;
+
+	for (i = 0; i < sg->n; i++)
+		if (sg->e[i].mr && !sg->e[i].borrowed)
+			srnic_mr_put(sg->e[i].mr);
+	sg->n = 0;
+}
+
+int srnic_sg_odp_fault(struct srnic_sg *sg, u32 i, bool write);
+
+/*
+ * The ODP entries of a resolved @sg: is every page there (writable if
+ * @write)?  If not, -EAGAIN: @sg is released, its fault names the range
+ * (with a reference to its MR).  Under srnic_odp_srcu.
+ */
+static inline int srnic_sg_odp_check(struct srnic_sg *sg, bool write)
+{
+	u32 i;
+
+	for (i = 0; i < sg->n; i++)
+		if (sg->e[i].mr->odp)
+			return srnic_sg_odp_fault(sg, i, write);
+	return 0;
+}
+
+/*
+ * One range of one MR: for the remote side of WRITE, READ and atomics.
+ * @cache: the requester's cache for the key (NULL: none).
+ */
+static inline int srnic_sg_range(struct srnic_dev *sdev, struct srnic_pd *pd,
+				 u32 key, u64 iova, u64 len, int access,
+				 struct srnic_sg *sg, struct srnic_mr_cache *cache)
+{
+	struct srnic_mr *mr;
+	bool borrowed;
+
+	srnic_sg_init(sg, NULL, 0);
+	if (!len)
+		return 0;
+	mr = srnic_mr_get_cached(sdev, key, cache, &borrowed);
+	if (!mr)
+		return -EACCES;
+	if (srnic_mr_check(mr, pd, access, iova, len)) {
+		if (!borrowed)
+			srnic_mr_put(mr);
+		return -EACCES;
+	}
+	sg->e[0] = (struct srnic_sge_ref){
+		.mr = mr, .borrowed = borrowed, .iova = iova, .len = len,
+	};
+	sg->n = 1;
+	sg->total = len;
+	return 0;
+}
+
 int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
 		     const struct srnic_wqe_data *sge, u32 n, int access,
 		     struct srnic_sg *sg, struct srnic_mr_cache *cache);
@@ -160,13 +212,22 @@ void srnic_sg_copy(const struct srnic_sg *dst, u64 doff,
 		   const struct srnic_sg *src, u64 soff, u64 len);
 void srnic_sg_write(const struct srnic_sg *dst, u64 doff, const void *buf,
 		    u64 len);
+void srnic_sg_put_u64(const struct srnic_sg *dst, u64 val);
 
 /* srnic_peer.c */
 int srnic_registry_add(struct srnic_dev *sdev);
 void srnic_registry_del(struct srnic_dev *sdev);
 int srnic_dev_by_gid(const u8 *gid);
 struct srnic_qp *srnic_peer_get(int dev_id, u32 qpn);
-u32 srnic_peer_generation(void);
+/*
+ * Bumped whenever a QP leaves its device's table: a connected QP's cached
+ * peer (srnic_batch_peer) is good only while this has not changed.
+ */
+extern atomic_t srnic_peer_gen;
+static inline u32 srnic_peer_generation(void)
+{
+	return atomic_read(&srnic_peer_gen);
+}
 void srnic_qp_set_active(struct srnic_dev *sdev, u32 qpn, bool active);
 void srnic_qp_unpublish(struct srnic_dev *sdev, u32 qpn);
 void srnic_qp_put(struct srnic_qp *qp);

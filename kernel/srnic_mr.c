@@ -10,8 +10,7 @@
 
 #include "srnic_loc.h"
 
-/* Bumped whenever an MR leaves the table: see struct srnic_mr_cache. */
-static atomic_t srnic_mr_gen = ATOMIC_INIT(0);
+atomic_t srnic_mr_gen = ATOMIC_INIT(0);
 
 /* After an MR left the table: no cached pointer to it survives this. */
 static void srnic_mr_uncache(void)
@@ -412,28 +411,16 @@ int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 }
 
 /*
- * srnic_mr_get() through @cache (NULL: none).  Inside srnic_odp_srcu.  A
- * cached MR is returned without a reference (*@borrowed), good until the
- * caller leaves that SRCU section; a looked-up one with a reference.  The
- * generation is read before the lookup, so an MR leaving the table after
- * it is looked up again next time.
+ * srnic_mr_get_cached() when @cache does not hold @key: a lookup, which
+ * @cache then holds.  The generation is read before the lookup, so an MR
+ * leaving the table after it is looked up again next time.
  */
-struct srnic_mr *srnic_mr_get_cached(struct srnic_dev *sdev, u32 key,
-				     struct srnic_mr_cache *cache, bool *borrowed)
+struct srnic_mr *srnic_mr_get_uncached(struct srnic_dev *sdev, u32 key,
+				       struct srnic_mr_cache *cache)
 {
-	struct srnic_mr *mr;
-	u32 gen;
+	u32 gen = atomic_read(&srnic_mr_gen);
+	struct srnic_mr *mr = srnic_mr_get(sdev, key);
 
-	*borrowed = false;
-	if (!cache)
-		return srnic_mr_get(sdev, key);
-	gen = atomic_read(&srnic_mr_gen);
-	if (cache->mr && cache->key == key && cache->sdev == sdev &&
-	    cache->gen == gen) {
-		*borrowed = true;
-		return cache->mr;
-	}
-	mr = srnic_mr_get(sdev, key);
 	*cache = (struct srnic_mr_cache){
 		.sdev = sdev, .mr = mr, .key = key, .gen = gen,
 	};
@@ -481,45 +468,6 @@ struct srnic_mr *srnic_mr_get_next(struct srnic_dev *sdev, u32 *index)
 	if (mr)
 		*index = i;
 	return mr;
-}
-
-/*
- * May @pd access [iova, iova + len) of @mr with the rights in @access
- * (IB_ACCESS_*; 0 for a local read, which every MR allows)?  Returns 0,
- * -EACCES (PD or rights) or -EFAULT (outside the MR).  Overflow-safe for
- * any iova and len.
- */
-int srnic_mr_check(struct srnic_mr *mr, struct srnic_pd *pd, int access,
-		   u64 iova, u64 len)
-{
-	if (mr->pd != pd || (mr->access & access) != access)
-		return -EACCES;
-	if (iova < mr->iova || len > mr->length ||
-	    iova - mr->iova > mr->length - len)
-		return -EFAULT;
-	return 0;
-}
-
-/*
- * Kernel address of @iova in @mr, and in *@contig how many bytes from there
- * are contiguous (up to the end of its block or of the MR).  NULL if @iova
- * is outside the MR.
- */
-void *srnic_mr_kva(struct srnic_mr *mr, u64 iova, size_t *contig)
-{
-	const struct srnic_mtt *mtt = &mr->mtt;
-	u64 pgsz = 1ULL << mtt->page_shift;
-	u64 off, in_block, left;
-
-	if (iova < mr->iova || iova - mr->iova >= mr->length)
-		return NULL;
-	if (mr->odp)
-		return srnic_odp_kva(mr, iova, contig);
-	left = mr->length - (iova - mr->iova);
-	off = iova - mr->iova + mtt->offset;
-	in_block = off & (pgsz - 1);
-	*contig = min(pgsz - in_block, left);
-	return mtt->blocks[off >> mtt->page_shift] + in_block;
 }
 
 /*

@@ -140,12 +140,78 @@ struct srnic_mr_cache {
 	u32 gen;
 };
 
-struct srnic_mr *srnic_mr_get_cached(struct srnic_dev *sdev, u32 key,
-				     struct srnic_mr_cache *cache, bool *borrowed);
+/* Bumped whenever an MR leaves the table: see struct srnic_mr_cache. */
+extern atomic_t srnic_mr_gen;
+
+struct srnic_mr *srnic_mr_get_uncached(struct srnic_dev *sdev, u32 key,
+				       struct srnic_mr_cache *cache);
+
+/*
+ * srnic_mr_get() through @cache (NULL: none).  Inside srnic_odp_srcu.  A
+ * cached MR is returned without a reference (*@borrowed), good until the
+ * caller leaves that SRCU section; a looked-up one with a reference.
+ *
+ * This and the two helpers after it are inline: they run for every SGE
+ * of every WQE, and under TCG each call and return costs about as much as
+ * their whole body (docs/bench.md, "fourth round").
+ */
+static inline struct srnic_mr *
+srnic_mr_get_cached(struct srnic_dev *sdev, u32 key,
+		    struct srnic_mr_cache *cache, bool *borrowed)
+{
+	*borrowed = false;
+	if (!cache)
+		return srnic_mr_get(sdev, key);
+	if (cache->mr && cache->key == key && cache->sdev == sdev &&
+	    cache->gen == (u32)atomic_read(&srnic_mr_gen)) {
+		*borrowed = true;
+		return cache->mr;
+	}
+	return srnic_mr_get_uncached(sdev, key, cache);
+}
+
 void srnic_mr_put(struct srnic_mr *mr);
-int srnic_mr_check(struct srnic_mr *mr, struct srnic_pd *pd, int access,
-		   u64 iova, u64 len);
-void *srnic_mr_kva(struct srnic_mr *mr, u64 iova, size_t *contig);
+
+/*
+ * May @pd access [iova, iova + len) of @mr with the rights in @access
+ * (IB_ACCESS_*; 0 for a local read, which every MR allows)?  Returns 0,
+ * -EACCES (PD or rights) or -EFAULT (outside the MR).  Overflow-safe for
+ * any iova and len.
+ */
+static inline int srnic_mr_check(struct srnic_mr *mr, struct srnic_pd *pd,
+				 int access, u64 iova, u64 len)
+{
+	if (mr->pd != pd || (mr->access & access) != access)
+		return -EACCES;
+	if (iova < mr->iova || len > mr->length ||
+	    iova - mr->iova > mr->length - len)
+		return -EFAULT;
+	return 0;
+}
+
+void *srnic_odp_kva(struct srnic_mr *mr, u64 iova, size_t *contig);
+
+/*
+ * Kernel address of @iova in @mr, and in *@contig how many bytes from there
+ * are contiguous (up to the end of its block or of the MR).  NULL if @iova
+ * is outside the MR.
+ */
+static inline void *srnic_mr_kva(struct srnic_mr *mr, u64 iova, size_t *contig)
+{
+	const struct srnic_mtt *mtt = &mr->mtt;
+	u64 pgsz = 1ULL << mtt->page_shift;
+	u64 off, in_block, left;
+
+	if (iova < mr->iova || iova - mr->iova >= mr->length)
+		return NULL;
+	if (mr->odp)
+		return srnic_odp_kva(mr, iova, contig);
+	left = mr->length - (iova - mr->iova);
+	off = iova - mr->iova + mtt->offset;
+	in_block = off & (pgsz - 1);
+	*contig = min(pgsz - in_block, left);
+	return mtt->blocks[off >> mtt->page_shift] + in_block;
+}
 int srnic_mr_copy(struct srnic_mr *mr, u64 iova, void *buf, size_t len,
 		  bool to_mr);
 
@@ -170,7 +236,6 @@ int srnic_odp_reg(struct srnic_dev *sdev, struct srnic_mr *mr, u64 start,
 		  u64 length, u64 iova, int access);
 void srnic_odp_dereg(struct srnic_mr *mr);
 int srnic_odp_check(struct srnic_mr *mr, u64 iova, u64 len, bool write);
-void *srnic_odp_kva(struct srnic_mr *mr, u64 iova, size_t *contig);
 int srnic_odp_fault(struct srnic_mr *mr, u64 iova, u64 len, bool write,
 		    bool prefetch);
 

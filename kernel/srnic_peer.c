@@ -46,23 +46,15 @@ int srnic_dev_by_gid(const u8 *gid)
 	return found;
 }
 
-/*
- * Bumped whenever a QP leaves its device's table: a connected QP's cached
- * peer (srnic_batch_peer) is good only while this has not changed.
- */
-static atomic_t srnic_peer_gen = ATOMIC_INIT(0);
-
-u32 srnic_peer_generation(void)
-{
-	return atomic_read(&srnic_peer_gen);
-}
+atomic_t srnic_peer_gen = ATOMIC_INIT(0);
 
 /*
  * Which QPs the engine scans and which QPs peers find change only through
  * these two, under the table's lock, with the device's generation bumped
  * in the same critical section: the engine thread's list of active QPs
- * (srnic_engine.c) is made and used under that lock, so it never names a
- * QP that has left.
+ * (srnic_engine.c) is made under that lock and used only while the
+ * generation has not changed, or inside the SRCU section that a QP
+ * leaving the table waits for.
  */
 void srnic_qp_set_active(struct srnic_dev *sdev, u32 qpn, bool active)
 {
@@ -71,7 +63,7 @@ void srnic_qp_set_active(struct srnic_dev *sdev, u32 qpn, bool active)
 		__xa_set_mark(&sdev->qps, qpn, SRNIC_QP_ACTIVE);
 	else
 		__xa_clear_mark(&sdev->qps, qpn, SRNIC_QP_ACTIVE);
-	sdev->qps_gen++;
+	WRITE_ONCE(sdev->qps_gen, sdev->qps_gen + 1);
 	xa_unlock(&sdev->qps);
 }
 
@@ -85,7 +77,7 @@ void srnic_qp_unpublish(struct srnic_dev *sdev, u32 qpn)
 {
 	xa_lock(&sdev->qps);
 	__xa_erase(&sdev->qps, qpn);
-	sdev->qps_gen++;
+	WRITE_ONCE(sdev->qps_gen, sdev->qps_gen + 1);
 	xa_unlock(&sdev->qps);
 	atomic_inc(&srnic_peer_gen);
 	synchronize_srcu_expedited(&srnic_odp_srcu);

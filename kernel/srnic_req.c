@@ -126,43 +126,44 @@ static int srnic_ud_target(struct srnic_dev *sdev, struct srnic_qp *qp,
 }
 
 /*
- * The connected peer of @qp, or NULL, referenced by the batch (so not for
- * each WQE) until srnic_batch_end().  Found once per batch,
- * and by a lookup only when the peer generation has changed since the last
- * one: the lookup takes the registry's and the peer device's locks, which
- * the engine thread and doorbell calls of every QP contend for, and costs
- * as much as the rest of a short WQE.  The cached pointer holds no
- * reference; it is safe to use because the batch runs inside
+ * The connected peer of @qp, or NULL, found once per batch.  Usually the
+ * QP's cached pointer, used without a reference: the lookup takes the
+ * registry's and the peer device's locks, which the engine thread and
+ * doorbell calls of every QP contend for, and costs as much as the rest of
+ * a short WQE.  The cached pointer is good because the batch runs inside
  * srnic_odp_srcu and a QP leaving its table bumps the generation, then
- * waits for such sections (srnic_qp_unpublish).  The batch holds @qp's
- * lock, so its destination cannot change meanwhile (modify_qp clears the
- * cache); a peer destroyed meanwhile waits for the batch's reference, as
- * it waits for a WQE in flight.
+ * waits for such sections (srnic_qp_unpublish) before it drops its own
+ * reference; so a peer that the generation says is still there cannot be
+ * destroyed before the batch ends.  After a generation change the batch
+ * looks the peer up and holds that reference until srnic_batch_end().  The
+ * batch holds @qp's lock, so its destination cannot change meanwhile
+ * (modify_qp clears the cache).
  */
 static struct srnic_qp *srnic_batch_peer(struct srnic_engine *eng,
 					 struct srnic_qp *qp)
 {
 	u32 gen;
 
-	if (!eng->peer_known) {
-		gen = srnic_peer_generation();
+	if (eng->peer_known)
+		return eng->peer;
+	eng->peer_known = true;
+	gen = srnic_peer_generation();
+	if (qp->peer_cache && qp->peer_cache_gen == gen) {
 		eng->peer = qp->peer_cache;
-		if (!eng->peer || qp->peer_cache_gen != gen ||
-		    !refcount_inc_not_zero(&eng->peer->ref)) {
-			eng->peer = srnic_peer_get(qp->peer_dev,
-						   qp->attr.dest_qp_num);
-			qp->peer_cache = eng->peer;
-			qp->peer_cache_gen = gen;
-		}
-		eng->peer_known = true;
+		return eng->peer;
 	}
+	eng->peer = srnic_peer_get(qp->peer_dev, qp->attr.dest_qp_num);
+	eng->peer_held = eng->peer;
+	qp->peer_cache = eng->peer;
+	qp->peer_cache_gen = gen;
 	return eng->peer;
 }
 
 static void srnic_batch_end(struct srnic_engine *eng)
 {
-	if (eng->peer)
-		srnic_qp_put(eng->peer);
+	if (eng->peer_held)
+		srnic_qp_put(eng->peer_held);
+	eng->peer_held = NULL;
 	eng->peer = NULL;
 	eng->peer_known = false;
 }
@@ -350,7 +351,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		m.swap = atomic->swap;
 		r = srnic_resp_atomic(eng, dst, &m, &orig);
 		if (r == SRNIC_RESP_OK)
-			srnic_sg_write(&eng->local, 0, &orig, 8);
+			srnic_sg_put_u64(&eng->local, orig);
 		break;
 	case SRNIC_WR_ATOMIC_WRITE:
 		m.rkey = raddr->rkey;
@@ -445,12 +446,16 @@ complete:
  * WQEs execute one at a time and in order whoever runs them.  Returns the
  * work done, or -EBUSY if the QP is locked (by the other executor, or by a
  * modify_qp); @timer gets the earliest time a held WQE may be retried.
+ *
+ * The caller holds srnic_odp_srcu for the batch: ODP invalidations and
+ * removals of MRs and QPs wait for it, so the batch may use the QP's
+ * cached MRs and peer, and ODP pages it found mapped stay so.
  */
 int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 		     struct srnic_qp *qp, int budget, unsigned long *timer)
 {
 	u32 prod, n = 1U << qp->sq.log_entries;
-	int done = 0, state, ret, srcu;
+	int done = 0, state, ret;
 
 	/* Never wait: the lock holder runs the QP, or the next scan will. */
 	if (!mutex_trylock(&qp->lock)) {
@@ -477,11 +482,6 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 		}
 		qp->rnr_wait = false;
 	}
-	/*
-	 * One SRCU read section for the batch (at most @budget WQEs): ODP
-	 * invalidations wait for it, and it costs a full barrier to enter.
-	 */
-	srcu = srcu_read_lock(&srnic_odp_srcu);
 	while (done < budget) {
 		prod = READ_ONCE(qp->dbr.kva->value);
 		if (prod == qp->sq_cons)
@@ -507,7 +507,6 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 			break;
 	}
 	srnic_batch_end(eng);
-	srcu_read_unlock(&srnic_odp_srcu, srcu);
 out:
 	mutex_unlock(&qp->lock);
 	return done;

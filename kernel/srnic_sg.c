@@ -6,26 +6,13 @@
  */
 #include "srnic_loc.h"
 
-void srnic_sg_release(struct srnic_sg *sg)
-{
-	u32 i;
-
-	for (i = 0; i < sg->n; i++)
-		if (sg->e[i].mr && !sg->e[i].borrowed)
-			srnic_mr_put(sg->e[i].mr);
-	sg->n = 0;
-}
-
 /*
- * The ODP entries of a resolved @sg: is every page there (writable if
- * @write)?  If not, -EAGAIN: @sg is released, its fault names the range
- * (with a reference to its MR).  Under srnic_odp_srcu.
+ * srnic_sg_odp_check() found entry @i (and maybe more) on an ODP MR: checks
+ * them from there.
  */
-int srnic_sg_odp_check(struct srnic_sg *sg, bool write)
+int srnic_sg_odp_fault(struct srnic_sg *sg, u32 i, bool write)
 {
-	u32 i;
-
-	for (i = 0; i < sg->n; i++) {
+	for (; i < sg->n; i++) {
 		struct srnic_sge_ref *e = &sg->e[i];
 
 		if (!e->mr->odp || !srnic_odp_check(e->mr, e->iova, e->len, write))
@@ -38,36 +25,6 @@ int srnic_sg_odp_check(struct srnic_sg *sg, bool write)
 		srnic_sg_release(sg);
 		return -EAGAIN;
 	}
-	return 0;
-}
-
-/*
- * One range of one MR: for the remote side of WRITE, READ and atomics.
- * @cache: the requester's cache for the key (NULL: none).
- */
-int srnic_sg_range(struct srnic_dev *sdev, struct srnic_pd *pd, u32 key,
-		   u64 iova, u64 len, int access, struct srnic_sg *sg,
-		   struct srnic_mr_cache *cache)
-{
-	struct srnic_mr *mr;
-	bool borrowed;
-
-	srnic_sg_init(sg, NULL, 0);
-	if (!len)
-		return 0;
-	mr = srnic_mr_get_cached(sdev, key, cache, &borrowed);
-	if (!mr)
-		return -EACCES;
-	if (srnic_mr_check(mr, pd, access, iova, len)) {
-		if (!borrowed)
-			srnic_mr_put(mr);
-		return -EACCES;
-	}
-	sg->e[0] = (struct srnic_sge_ref){
-		.mr = mr, .borrowed = borrowed, .iova = iova, .len = len,
-	};
-	sg->n = 1;
-	sg->total = len;
 	return 0;
 }
 
@@ -113,7 +70,7 @@ int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
 }
 
 /* Kernel address of byte @off of @sg, and how many bytes follow contiguously. */
-static u8 *srnic_sg_ptr(const struct srnic_sg *sg, u64 off, size_t *contig)
+static inline u8 *srnic_sg_ptr(const struct srnic_sg *sg, u64 off, size_t *contig)
 {
 	u32 i;
 	u8 *p;
@@ -178,4 +135,19 @@ void srnic_sg_write(const struct srnic_sg *dst, u64 doff, const void *buf,
 		doff += c;
 		len -= c;
 	}
+}
+
+/*
+ * An atomic's original value into @dst (8 bytes, resolved): one store when
+ * they are contiguous, which they are unless the buffer straddles a page.
+ */
+void srnic_sg_put_u64(const struct srnic_sg *dst, u64 val)
+{
+	size_t c;
+	u8 *d = srnic_sg_ptr(dst, 0, &c);
+
+	if (d && c >= sizeof(val))
+		put_unaligned(val, (u64 *)d);
+	else
+		srnic_sg_write(dst, 0, &val, sizeof(val));
 }
