@@ -46,7 +46,7 @@
  */
 #define SRNIC_ENGINE_SPIN_NS	(1 * NSEC_PER_MSEC)
 #define SRNIC_ENGINE_BUDGET	64	/* WQEs of one QP per scan or call */
-#define SRNIC_ENGINE_CLOCK_POLLS 16	/* idle polls per look at the clock */
+#define SRNIC_ENGINE_IDLE_PASSES 16	/* idle scan passes per look around */
 
 void srnic_engine_kick(struct srnic_dev *sdev)
 {
@@ -127,40 +127,47 @@ static struct srnic_qp *srnic_scan_next(struct srnic_dev *sdev,
 }
 
 /*
- * Scans every active QP once; returns the work done (a QP found locked
- * counts), earliest timer in @timer.  The QPs are neither locked nor
- * referenced to be looked at: the scan runs inside srnic_odp_srcu (see
- * srnic_scan_next), left and entered again after each batch of work so
- * that no section lasts longer than one batch, as ODP invalidations and
- * removals wait for it.
+ * Scans every active QP, up to @passes times until a pass finds work;
+ * returns the work done (a QP found locked counts), earliest timer in
+ * @timer.  The QPs are neither locked nor referenced to be looked at: the
+ * scan runs inside srnic_odp_srcu (see srnic_scan_next).  Idle passes share
+ * one section, so that polling costs a few loads per QP and no barrier;
+ * after a batch of work the section is left and entered again, so that no
+ * section holds more than one batch, as ODP invalidations and removals
+ * wait for it.
  */
-static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer)
+static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer,
+			     unsigned int passes)
 {
 	struct srnic_sched *s = &sdev->sched;
-	unsigned long idx = 0;
 	struct srnic_qp *qp;
 	int work = 0, done, srcu;
-	u32 pos = 0;
+	unsigned long idx;
+	u32 pos;
 
 	srcu = srcu_read_lock(&srnic_odp_srcu);
-	while ((qp = srnic_scan_next(sdev, &idx, &pos))) {
-		idx++;
-		if (srnic_qp_idle(qp))
-			continue;
-		done = srnic_qp_process(sdev, &s->thread, qp,
-					SRNIC_ENGINE_BUDGET, timer);
-		/*
-		 * A QP locked by a doorbell call is busy, not idle: the
-		 * engine must not take that for a pause and go to sleep.
-		 */
-		work += done < 0 ? 1 : done;
-		if (done > 0) {
-			srcu_read_unlock(&srnic_odp_srcu, srcu);
-			srcu = srcu_read_lock(&srnic_odp_srcu);
+	while (!work && passes--) {
+		idx = 0;
+		pos = 0;
+		while ((qp = srnic_scan_next(sdev, &idx, &pos))) {
+			idx++;
+			if (srnic_qp_idle(qp))
+				continue;
+			done = srnic_qp_process(sdev, &s->thread, qp,
+						SRNIC_ENGINE_BUDGET, timer);
+			/*
+			 * A QP locked by a doorbell call is busy, not idle:
+			 * the engine must not take that for a pause and sleep.
+			 */
+			work += done < 0 ? 1 : done;
+			if (done > 0) {
+				srcu_read_unlock(&srnic_odp_srcu, srcu);
+				srcu = srcu_read_lock(&srnic_odp_srcu);
+			}
 		}
+		WRITE_ONCE(s->scans, s->scans + 1);
 	}
 	srcu_read_unlock(&srnic_odp_srcu, srcu);
-	WRITE_ONCE(s->scans, s->scans + 1);
 	if (wq_has_sleeper(&s->scanned))
 		wake_up_all(&s->scanned);
 	return work;
@@ -330,7 +337,7 @@ static void srnic_engine_rest(struct srnic_dev *sdev, int reason,
 	struct srnic_sched *s = &sdev->sched;
 
 	while (!kthread_should_stop()) {
-		if (srnic_engine_scan(sdev, &timer)) {
+		if (srnic_engine_scan(sdev, &timer, 1)) {
 			if (reason == SRNIC_SLEEP_IDLE ||
 			    !srnic_engine_contended(s))
 				return;
@@ -346,16 +353,19 @@ static int srnic_engine_thread(void *arg)
 {
 	struct srnic_dev *sdev = arg;
 	struct srnic_sched *s = &sdev->sched;
-	unsigned int idle_polls = 0;
 	u64 idle_since = 0;
 
 	while (!kthread_should_stop()) {
 		unsigned long timer = 0;
 		int reason;
 
-		if (srnic_engine_scan(sdev, &timer)) {
+		/*
+		 * Several idle passes per look at the clock, the CPU's other
+		 * tasks and the scheduler: each costs as much as an idle
+		 * pass over a few QPs, which it would delay.
+		 */
+		if (srnic_engine_scan(sdev, &timer, SRNIC_ENGINE_IDLE_PASSES)) {
 			idle_since = 0;
-			idle_polls = 0;
 			cond_resched();
 			continue;
 		}
@@ -364,17 +374,8 @@ static int srnic_engine_thread(void *arg)
 			reason = SRNIC_SLEEP_YIELD;
 			s->yields++;
 		} else {
-			u64 now;
+			u64 now = local_clock();
 
-			/*
-			 * The clock costs as much as an idle scan of a few
-			 * QPs, which it would delay: look at it every few polls.
-			 */
-			if (idle_polls++ % SRNIC_ENGINE_CLOCK_POLLS) {
-				cond_resched();
-				continue;
-			}
-			now = local_clock();
 			if (!idle_since)
 				idle_since = now;
 			if (now - idle_since < SRNIC_ENGINE_SPIN_NS) {
@@ -390,7 +391,6 @@ static int srnic_engine_thread(void *arg)
 		srnic_engine_rest(sdev, reason, timer);
 		WRITE_ONCE(s->status->flags, 0);
 		idle_since = 0;
-		idle_polls = 0;
 	}
 	return 0;
 }

@@ -198,11 +198,18 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 	 * Only what the WQE uses is copied (a stride sized for inline data
 	 * is mostly unused): the header first, then as many data bytes as
 	 * the copied control segment announces.  Only the copy is read.
+	 * The usual sizes (a connected QP's header, one SGE) are copied by
+	 * inline moves rather than a call.
 	 */
-	memcpy(eng->wqe, slot, hdr);
+	if (hdr == SRNIC_SEND_HDR_RC)
+		memcpy(eng->wqe, slot, SRNIC_SEND_HDR_RC);
+	else
+		memcpy(eng->wqe, slot, hdr);
 	len = (ctrl->flags & SRNIC_WQE_INLINE) ? ctrl->inline_len :
 		ctrl->num_sge * sizeof(struct srnic_wqe_data);
-	if (len <= stride - hdr)
+	if (len == sizeof(struct srnic_wqe_data) && len <= stride - hdr)
+		memcpy(eng->wqe + hdr, slot + hdr, sizeof(struct srnic_wqe_data));
+	else if (len <= stride - hdr)
 		memcpy(eng->wqe + hdr, slot + hdr, len);
 	raddr = eng->wqe + sizeof(*ctrl);
 	atomic = eng->wqe + sizeof(*ctrl) + sizeof(*raddr);

@@ -368,6 +368,13 @@ TEST_F(pair, engine_yields_a_busy_cpu)
 	epid = engine_pid();
 	ASSERT_LT(0, epid);
 	ASSERT_EQ(0, sched_getaffinity(epid, sizeof(all), &all));
+	/*
+	 * From a known state: not in a yield that began before (a busy CPU
+	 * in an earlier test), which would leave "reason" at 1 without a
+	 * yield of this test's.  With its CPUs free it ends within a tick.
+	 */
+	ASSERT_TRUE(wait_stat("reason", 0, 1000))
+		TH_LOG("the engine still yields with no one on its CPUs");
 	/* The engine and a task that never stops running share CPU 0. */
 	ASSERT_EQ(0, pin(0, 1));
 	spinner = fork();
