@@ -49,7 +49,7 @@ install: user
 	cmake --install $(CMAKE_BUILD)
 
 uninstall:
-	scripts/uninstall-provider.sh
+	scripts/uninstall-provider.sh $(CMAKE_BUILD)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel clean

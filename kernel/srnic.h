@@ -83,7 +83,7 @@ struct srnic_mr;
 struct srnic_sge_ref {
 	/*
 	 * Referenced, unless @borrowed: a QP's cached MR (struct
-	 * srnic_mr_cache), good until the engine leaves srnic_odp_srcu.
+	 * srnic_mr_cache), good until the engine leaves srnic_engine_srcu.
 	 */
 	struct srnic_mr *mr;
 	bool borrowed;
@@ -169,7 +169,7 @@ struct srnic_sched {
 	 * The thread's list of the active QPs in QPN order, made under the
 	 * table's lock when its generation changes: a scan walks an array
 	 * instead of searching the xarray's marks.  Read inside
-	 * srnic_odp_srcu after checking the generation, which keeps its QPs
+	 * srnic_engine_srcu after checking the generation, which keeps its QPs
 	 * from being freed (srnic_engine_scan).  Not @scan_valid: more than
 	 * fit, the scan searches the xarray.
 	 */
@@ -253,6 +253,12 @@ struct srnic_mmap_entry {
 	struct page *page;
 	unsigned int order;
 	bool owns_page;		/* freed with the entry (UAR, DM) or not */
+	/*
+	 * Device memory stays charged to its device's budget until its pages
+	 * are freed, i.e. until the last mapping of them goes.
+	 */
+	atomic64_t *charged_to;
+	u64 charge;
 };
 
 /* One UAR page of a context and which of its doorbell slots are taken. */

@@ -31,6 +31,8 @@ static int srnic_pinned_show(struct seq_file *s, void *unused)
 {
 	struct srnic_dev *sdev = s->private;
 
+	/* What deregistered MRs still hold is on its way back: count it out. */
+	srnic_mr_flush_released(sdev);
 	seq_printf(s, "%lld\n", (long long)atomic64_read(&sdev->pinned_pages));
 	return 0;
 }

@@ -74,6 +74,9 @@ struct ib_dm *srnic_alloc_dm(struct ib_device *ibdev,
 		err = PTR_ERR(dm->entry);
 		goto err_dm;
 	}
+	/* From here the budget comes back when the pages go (srnic_mmap_free). */
+	dm->entry->charge = dm->size;
+	dm->entry->charged_to = &sdev->dm_used;
 	return &dm->ibdm;
 
 err_dm:
@@ -85,12 +88,13 @@ err_account:
 
 int srnic_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs)
 {
-	struct srnic_dev *sdev = to_sdev(ibdm->device);
 	struct srnic_dm *dm = to_sdm(ibdm);
 
-	/* The pages go when the last mapping of them does. */
+	/*
+	 * The pages, and the budget they hold, go when the last mapping of
+	 * them does: a process may keep one after freeing the DM.
+	 */
 	rdma_user_mmap_entry_remove(&dm->entry->rdma);
-	atomic64_sub(dm->size, &sdev->dm_used);
 	kfree(dm);
 	return 0;
 }

@@ -81,7 +81,7 @@ static bool srnic_qp_idle(struct srnic_qp *qp)
  * twice (once for the QP, once to find no more), which was most of the
  * polling engine's time between WQEs.
  *
- * Called inside srnic_odp_srcu, which keeps the QPs it returns from being
+ * Called inside srnic_engine_srcu, which keeps the QPs it returns from being
  * freed until the section ends: a QP leaves the table under the lock with
  * the generation bumped, then waits for the SRCU sections that may have
  * begun before.  A section that begins later sees the new generation here
@@ -130,7 +130,7 @@ static struct srnic_qp *srnic_scan_next(struct srnic_dev *sdev,
  * Scans every active QP, up to @passes times until a pass finds work;
  * returns the work done (a QP found locked counts), earliest timer in
  * @timer.  The QPs are neither locked nor referenced to be looked at: the
- * scan runs inside srnic_odp_srcu (see srnic_scan_next).  Idle passes share
+ * scan runs inside srnic_engine_srcu (see srnic_scan_next).  Idle passes share
  * one section, so that polling costs a few loads per QP and no barrier;
  * after a batch of work the section is left and entered again, so that no
  * section holds more than one batch, as ODP invalidations and removals
@@ -145,7 +145,7 @@ static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer,
 	unsigned long idx;
 	u32 pos;
 
-	srcu = srcu_read_lock(&srnic_odp_srcu);
+	srcu = srcu_read_lock(&srnic_engine_srcu);
 	while (!work && passes--) {
 		idx = 0;
 		pos = 0;
@@ -161,13 +161,13 @@ static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer,
 			 */
 			work += done < 0 ? 1 : done;
 			if (done > 0) {
-				srcu_read_unlock(&srnic_odp_srcu, srcu);
-				srcu = srcu_read_lock(&srnic_odp_srcu);
+				srcu_read_unlock(&srnic_engine_srcu, srcu);
+				srcu = srcu_read_lock(&srnic_engine_srcu);
 			}
 		}
 		WRITE_ONCE(s->scans, s->scans + 1);
 	}
-	srcu_read_unlock(&srnic_odp_srcu, srcu);
+	srcu_read_unlock(&srnic_engine_srcu, srcu);
 	if (wq_has_sleeper(&s->scanned))
 		wake_up_all(&s->scanned);
 	return work;
@@ -235,9 +235,9 @@ void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp)
 		return;
 	}
 	eng->runs++;
-	srcu = srcu_read_lock(&srnic_odp_srcu);
+	srcu = srcu_read_lock(&srnic_engine_srcu);
 	done = srnic_qp_process(sdev, eng, qp, SRNIC_ENGINE_BUDGET, &timer);
-	srcu_read_unlock(&srnic_odp_srcu, srcu);
+	srcu_read_unlock(&srnic_engine_srcu, srcu);
 	srnic_engine_return(s, eng);
 	if (done < 0 || done >= SRNIC_ENGINE_BUDGET || timer ||
 	    READ_ONCE(s->reason) == SRNIC_SLEEP_IDLE)

@@ -5,6 +5,13 @@
 
 #include "srnic.h"
 
+/*
+ * Allocations inside srnic_engine_srcu (docs/design.md, "Rules that keep
+ * the engine safe"): never direct reclaim, which may run an ODP
+ * invalidation that waits for that very section.
+ */
+#define SRNIC_ENGINE_GFP	(GFP_NOWAIT | __GFP_NOWARN)
+
 /* Checks that the udata bytes past what we understand are zero. */
 int srnic_udata_in(struct ib_udata *udata, void *req, size_t len);
 
@@ -12,6 +19,12 @@ int srnic_udata_in(struct ib_udata *udata, void *req, size_t len);
 extern const struct ib_device_ops srnic_dev_ops;
 void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr);
 enum ib_port_state srnic_netdev_port_state(const struct net_device *ndev);
+
+/* srnic_stats.c */
+struct rdma_hw_stats *srnic_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port_num);
+int srnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port_num, int index);
 
 /* srnic_mmap.c */
 struct srnic_mmap_entry *srnic_mmap_insert(struct srnic_ucontext *suc,
@@ -163,7 +176,7 @@ int srnic_sg_odp_fault(struct srnic_sg *sg, u32 i, bool write);
 /*
  * The ODP entries of a resolved @sg: is every page there (writable if
  * @write)?  If not, -EAGAIN: @sg is released, its fault names the range
- * (with a reference to its MR).  Under srnic_odp_srcu.
+ * (with a reference to its MR).  Under srnic_engine_srcu.
  */
 static inline int srnic_sg_odp_check(struct srnic_sg *sg, bool write)
 {

@@ -86,6 +86,8 @@ void srnic_mmap_free(struct rdma_user_mmap_entry *rdma)
 
 	if (entry->owns_page)
 		__free_pages(entry->page, entry->order);
+	if (entry->charged_to)
+		atomic64_sub(entry->charge, entry->charged_to);
 	kfree(entry);
 }
 

@@ -16,7 +16,7 @@ atomic_t srnic_mr_gen = ATOMIC_INIT(0);
 static void srnic_mr_uncache(void)
 {
 	atomic_inc(&srnic_mr_gen);
-	synchronize_srcu_expedited(&srnic_odp_srcu);
+	synchronize_srcu_expedited(&srnic_engine_srcu);
 }
 
 /*
@@ -41,9 +41,14 @@ static void srnic_mr_uncache(void)
 	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 	 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB | IB_ACCESS_ON_DEMAND)
 
+static void srnic_mr_release_work(struct work_struct *work);
+
 int srnic_mr_table_init(struct srnic_dev *sdev)
 {
 	struct srnic_mr_table *mrt = &sdev->mrt;
+
+	init_llist_head(&mrt->doomed);
+	INIT_WORK(&mrt->release_work, srnic_mr_release_work);
 
 	/* First, so that destroy always finds a valid (empty) table. */
 	xa_init_flags(&mrt->xa, XA_FLAGS_ALLOC1);
@@ -58,6 +63,7 @@ void srnic_mr_table_destroy(struct srnic_dev *sdev)
 	struct srnic_mr_table *mrt = &sdev->mrt;
 
 	/* The core deregisters every MR before the device goes. */
+	srnic_mr_flush_released(sdev);
 	WARN_ON(!xa_empty(&mrt->xa));
 	WARN_ON(!xa_empty(&mrt->mw_xa));
 	xa_destroy(&mrt->xa);
@@ -207,11 +213,18 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	if (access & IB_ACCESS_ON_DEMAND)
+	if (access & IB_ACCESS_ON_DEMAND) {
 		err = srnic_odp_reg(sdev, mr, start, length, iova, access);
-	else
+	} else {
 		err = srnic_mtt_build(sdev, &mr->mtt, start, length, iova,
 				      access);
+		/* Pages of MRs deregistered a moment ago count until freed. */
+		if (err == -ENOMEM && !llist_empty(&mrt->doomed)) {
+			srnic_mr_flush_released(sdev);
+			err = srnic_mtt_build(sdev, &mr->mtt, start, length,
+					      iova, access);
+		}
+	}
 	if (err)
 		goto err_free;
 	err = srnic_mr_publish(sdev, mr, ibpd, iova, length, access);
@@ -388,6 +401,50 @@ struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	return NULL;
 }
 
+/* Everything an MR out of the table and past a grace period still holds. */
+static void srnic_mr_free(struct srnic_dev *sdev, struct srnic_mr *mr)
+{
+	srnic_mr_drain(mr);
+	srnic_odp_dereg(mr);
+	srnic_mtt_free(sdev, &mr->mtt);
+	/* A lookup may still be looking at the MR under RCU. */
+	kfree_rcu(mr, rcu);
+}
+
+/*
+ * Frees, after one engine grace period shared by all of them, the MRs
+ * deregistered since the last run: tearing down N MRs costs one grace
+ * period per batch, not N.
+ */
+static void srnic_mr_release_work(struct work_struct *work)
+{
+	struct srnic_mr_table *mrt =
+		container_of(work, struct srnic_mr_table, release_work);
+	struct srnic_dev *sdev = container_of(mrt, struct srnic_dev, mrt);
+	struct llist_node *batch = llist_del_all(&mrt->doomed);
+	struct srnic_mr *mr, *next;
+
+	if (!batch)
+		return;
+	synchronize_srcu(&srnic_engine_srcu);
+	llist_for_each_entry_safe(mr, next, batch, doomed) {
+		srnic_mr_free(sdev, mr);
+		cond_resched();
+	}
+}
+
+void srnic_mr_flush_released(struct srnic_dev *sdev)
+{
+	flush_work(&sdev->mrt.release_work);
+}
+
+/*
+ * The MR leaves the table at once (no new lookup finds it, no cached
+ * pointer is trusted again) and returns.  Its pages are released once every
+ * engine section that may have found it is over, by srnic_mr_release_work.
+ * Device memory is the exception: it goes with its DM as soon as this
+ * returns, so such an MR waits for its grace period here.
+ */
 int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct srnic_dev *sdev = to_sdev(ibmr->device);
@@ -401,12 +458,14 @@ int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* The next MR at this index gets another key byte. */
 	mrt->gen[mr->index]++;
 	xa_erase(&mrt->xa, mr->index);
-	srnic_mr_uncache();
-	srnic_mr_drain(mr);
-	srnic_odp_dereg(mr);
-	srnic_mtt_free(sdev, &mr->mtt);
-	/* A lookup may still be looking at the MR under RCU. */
-	kfree_rcu(mr, rcu);
+	atomic_inc(&srnic_mr_gen);
+	if (!mr->mtt.umem && !mr->odp) {
+		synchronize_srcu_expedited(&srnic_engine_srcu);
+		srnic_mr_free(sdev, mr);
+		return 0;
+	}
+	if (llist_add(&mr->doomed, &mrt->doomed))
+		queue_work(system_unbound_wq, &mrt->release_work);
 	return 0;
 }
 
@@ -436,10 +495,17 @@ struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key)
 	XA_STATE(xas, &sdev->mrt.xa, srnic_mkey_index(key));
 	struct srnic_mr *mr;
 
-	/* xa_load() would enter a second RCU section of its own. */
+	/*
+	 * xa_load() would enter a second RCU section of its own.  A reserved
+	 * slot (index 0 of an ALLOC1 array, an index being registered or
+	 * re-registered) holds XA_ZERO_ENTRY, which xas_retry() treats as
+	 * "retry" without moving on: it reads as no MR, as xa_load() has it.
+	 */
 	rcu_read_lock();
 	do {
 		mr = xas_load(&xas);
+		if (xa_is_zero(mr))
+			mr = NULL;
 	} while (xas_retry(&xas, mr));
 	if (mr && (mr->ibmr.lkey != key || !kref_get_unless_zero(&mr->ref)))
 		mr = NULL;

@@ -21,6 +21,8 @@
 #define SRNIC_MR_H
 
 #include <linux/xarray.h>
+#include <linux/llist.h>
+#include <linux/workqueue.h>
 #include <linux/kref.h>
 #include <linux/completion.h>
 #include <linux/rcupdate.h>
@@ -39,6 +41,9 @@ struct srnic_pd;
  */
 struct srnic_mr_table {
 	struct xarray xa;	/* index -> struct srnic_mr *, RCU-safe reads */
+	/* Deregistered MRs whose memory waits for one shared grace period. */
+	struct llist_head doomed;
+	struct work_struct release_work;
 	u8 *gen;		/* next key byte per index */
 	struct xarray mw_xa;	/* index & ~SRNIC_MKEY_MW -> struct srnic_mw * */
 	u8 *mw_gen;
@@ -73,6 +78,7 @@ struct srnic_mr {
 	struct kref ref;
 	struct completion drained;	/* ref reached zero */
 	struct rcu_head rcu;
+	struct llist_node doomed;	/* on mrt->doomed */
 
 	/* Stable while a reference is held (see srnic_rereg_user_mr). */
 	struct srnic_pd *pd;
@@ -129,7 +135,7 @@ struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key);
  * The MR a key named last time, kept by a QP for the keys its send WQEs
  * name (most name the same ones every time): a lookup in the mkey table
  * costs as much as the rest of a short WQE.  It holds no reference: it is
- * good while the MR generation is @gen, and only inside srnic_odp_srcu, as
+ * good while the MR generation is @gen, and only inside srnic_engine_srcu, as
  * an MR leaving the table bumps the generation, then waits for such
  * sections.  Used under its QP's lock.
  */
@@ -147,7 +153,7 @@ struct srnic_mr *srnic_mr_get_uncached(struct srnic_dev *sdev, u32 key,
 				       struct srnic_mr_cache *cache);
 
 /*
- * srnic_mr_get() through @cache (NULL: none).  Inside srnic_odp_srcu.  A
+ * srnic_mr_get() through @cache (NULL: none).  Inside srnic_engine_srcu.  A
  * cached MR is returned without a reference (*@borrowed), good until the
  * caller leaves that SRCU section; a looked-up one with a reference.
  *
@@ -219,7 +225,7 @@ int srnic_mr_copy(struct srnic_mr *mr, u64 iova, void *buf, size_t len,
  * On-demand paging (srnic_odp.c).  An ODP MR pins nothing: its translation
  * is the ODP umem's DMA list (kernel addresses, soft devices using virtual
  * DMA), filled by page faults resolved off the engine and emptied by the MMU
- * notifier.  The engine reads it only inside srnic_odp_srcu: the notifier
+ * notifier.  The engine reads it only inside srnic_engine_srcu: the notifier
  * marks the MR, waits for that SRCU's readers, then unmaps, so no engine
  * access to a page outlives its invalidation.
  */
@@ -230,7 +236,7 @@ struct srnic_fault {
 	bool write;
 };
 
-extern struct srcu_struct srnic_odp_srcu;
+extern struct srcu_struct srnic_engine_srcu;
 
 int srnic_odp_reg(struct srnic_dev *sdev, struct srnic_mr *mr, u64 start,
 		  u64 length, u64 iova, int access);
@@ -245,6 +251,9 @@ void srnic_mr_mw_release(struct srnic_mr *mr);
 /* Deregistration/re-registration begins: -EBUSY while windows are bound. */
 int srnic_mr_mw_close(struct srnic_mr *mr);
 void srnic_mr_mw_reopen(struct srnic_mr *mr);
+
+/* Waits until every deregistered MR has returned its memory. */
+void srnic_mr_flush_released(struct srnic_dev *sdev);
 
 /* For debugfs: the first MR at an index >= *index, referenced. */
 struct srnic_mr *srnic_mr_get_next(struct srnic_dev *sdev, u32 *index);

@@ -95,33 +95,49 @@ int srnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * No grace period: the engine takes a window's lock only while it holds the
+ * table's lock (srnic_mw_lock), so once the window has left the table under
+ * that lock and its own lock has been taken once more, no engine holds it or
+ * can find it, and the core may free it as soon as this returns.
+ */
 int srnic_dealloc_mw(struct ib_mw *ibmw)
 {
 	struct srnic_mr_table *mrt = &to_sdev(ibmw->device)->mrt;
 	struct srnic_mw *mw = to_smw(ibmw);
 	struct srnic_mr *mr;
 
-	/* Unreachable, the index still reserved until its key byte moves on. */
-	xa_cmpxchg(&mrt->mw_xa, mw->index, mw, XA_ZERO_ENTRY, GFP_KERNEL);
-	synchronize_rcu();
+	xa_lock(&mrt->mw_xa);
 	spin_lock(&mw->lock);
 	mr = mw->mr;
 	mw->mr = NULL;
 	/* The next window here gets a key byte its last rkey did not have. */
 	mrt->mw_gen[mw->index] = (mw->rkey & SRNIC_MKEY_KEY_MASK) + 1;
 	spin_unlock(&mw->lock);
-	xa_erase(&mrt->mw_xa, mw->index);
+	__xa_erase(&mrt->mw_xa, mw->index);
+	xa_unlock(&mrt->mw_xa);
 	if (mr)
 		srnic_mr_mw_release(mr);
 	return 0;
 }
 
-/* The window an rkey names, under rcu_read_lock(); NULL if none. */
-static struct srnic_mw *srnic_mw_find(struct srnic_dev *sdev, u32 key)
+/*
+ * The window an rkey names, with its lock held (taken under the table's
+ * lock, which srnic_dealloc_mw relies on); NULL if none.
+ */
+static struct srnic_mw *srnic_mw_lock(struct srnic_dev *sdev, u32 key)
 {
+	struct xarray *xa = &sdev->mrt.mw_xa;
+	struct srnic_mw *mw;
+
 	if (!srnic_mkey_is_mw(key))
 		return NULL;
-	return xa_load(&sdev->mrt.mw_xa, srnic_mkey_index(key) & ~SRNIC_MKEY_MW);
+	xa_lock(xa);
+	mw = xa_load(xa, srnic_mkey_index(key) & ~SRNIC_MKEY_MW);
+	if (mw)
+		spin_lock(&mw->lock);
+	xa_unlock(xa);
+	return mw;
 }
 
 /* The checks of a bind (IB spec 10.6.7.2), with mw->lock held. */
@@ -168,13 +184,11 @@ int srnic_mw_bind(struct srnic_qp *qp, const struct srnic_wqe_ctrl *ctrl,
 		if (!mr)
 			return -EINVAL;
 	}
-	rcu_read_lock();
-	mw = srnic_mw_find(sdev, b->mw_rkey);
+	mw = srnic_mw_lock(sdev, b->mw_rkey);
 	if (!mw) {
 		err = -EINVAL;
 		goto out;
 	}
-	spin_lock(&mw->lock);
 	err = srnic_mw_bind_check(qp, mw, mr, ctrl->flags & SRNIC_WQE_BIND_TYPE1,
 				  b);
 	if (!err && mr && !srnic_mr_mw_hold(mr))
@@ -191,7 +205,6 @@ int srnic_mw_bind(struct srnic_qp *qp, const struct srnic_wqe_ctrl *ctrl,
 	}
 	spin_unlock(&mw->lock);
 out:
-	rcu_read_unlock();
 	if (old)
 		srnic_mr_mw_release(old);
 	if (mr)
@@ -211,10 +224,8 @@ int srnic_mw_invalidate(struct srnic_qp *qp, u32 rkey, bool remote)
 	struct srnic_mw *mw;
 	int err = -EINVAL;
 
-	rcu_read_lock();
-	mw = srnic_mw_find(sdev, rkey);
+	mw = srnic_mw_lock(sdev, rkey);
 	if (mw) {
-		spin_lock(&mw->lock);
 		if (mw->rkey == rkey && mw->ibmw.type == IB_MW_TYPE_2 &&
 		    mw->mr && mw->ibmw.pd == qp->ibqp.pd &&
 		    (!remote || mw->qpn == qp->qpn)) {
@@ -226,7 +237,6 @@ int srnic_mw_invalidate(struct srnic_qp *qp, u32 rkey, bool remote)
 		}
 		spin_unlock(&mw->lock);
 	}
-	rcu_read_unlock();
 	if (old)
 		srnic_mr_mw_release(old);
 	return err;
@@ -246,10 +256,8 @@ int srnic_mw_range(struct srnic_qp *qp, u32 rkey, u64 va, u64 len,
 	u64 off, iova = 0;
 
 	srnic_sg_init(sg, NULL, 0);
-	rcu_read_lock();
-	mw = srnic_mw_find(sdev, rkey);
+	mw = srnic_mw_lock(sdev, rkey);
 	if (mw) {
-		spin_lock(&mw->lock);
 		off = mw->zero_based ? va : va - mw->addr;
 		if (mw->rkey == rkey && mw->mr &&
 		    mw->ibmw.pd == qp->ibqp.pd &&
@@ -264,7 +272,6 @@ int srnic_mw_range(struct srnic_qp *qp, u32 rkey, u64 va, u64 len,
 		}
 		spin_unlock(&mw->lock);
 	}
-	rcu_read_unlock();
 	if (!mr)
 		return -EACCES;
 	sg->e[0] = (struct srnic_sge_ref){

@@ -12,7 +12,7 @@
  *
  * Invalidation (munmap, MADV_DONTNEED, migration, fork's COW protection):
  * the notifier marks the MR, waits for every engine reader of
- * srnic_odp_srcu, then unmaps the range.  A reader that began before the
+ * srnic_engine_srcu, then unmaps the range.  A reader that began before the
  * mark has finished with the pages by then; one that began after sees the
  * mark and faults.  So no page is touched after its invalidation returns.
  */
@@ -21,7 +21,7 @@
 
 #include "srnic_loc.h"
 
-DEFINE_SRCU(srnic_odp_srcu);
+DEFINE_SRCU(srnic_engine_srcu);
 
 #define SRNIC_ODP_CHILD_SHIFT	24	/* implicit MRs: 16 MiB children */
 #define SRNIC_ODP_CHILD_SIZE	(1ULL << SRNIC_ODP_CHILD_SHIFT)
@@ -55,7 +55,7 @@ static bool srnic_odp_invalidate(struct mmu_interval_notifier *mni,
 	end = min_t(u64, ib_umem_end(umem), range->end);
 	atomic_inc(&odp->invalidating);
 	/* Engine readers that missed the mark are done after this. */
-	synchronize_srcu(&srnic_odp_srcu);
+	synchronize_srcu(&srnic_engine_srcu);
 	ib_umem_odp_unmap_dma_pages(umem, start, end);
 	atomic_dec(&odp->invalidating);
 	mutex_unlock(&umem->umem_mutex);
@@ -139,7 +139,7 @@ static u64 srnic_odp_va(struct srnic_mr *mr, u64 iova)
 }
 
 /*
- * Inside srnic_odp_srcu: are all pages of [iova, iova + len) mapped, with
+ * Inside srnic_engine_srcu: are all pages of [iova, iova + len) mapped, with
  * write rights if @write?  0, or -EAGAIN for a fault.  The range was
  * checked against the MR already.
  */
@@ -231,7 +231,7 @@ static void srnic_odp_drop_child(struct srnic_odp *odp,
 				 struct ib_umem_odp *child)
 {
 	xa_erase(&odp->children, ib_umem_start(child) >> SRNIC_ODP_CHILD_SHIFT);
-	synchronize_srcu(&srnic_odp_srcu);
+	synchronize_srcu(&srnic_engine_srcu);
 	ib_umem_odp_release(child);
 	atomic64_dec(&odp->sdev->odp_stats.children);
 }

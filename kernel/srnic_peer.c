@@ -80,7 +80,7 @@ void srnic_qp_unpublish(struct srnic_dev *sdev, u32 qpn)
 	WRITE_ONCE(sdev->qps_gen, sdev->qps_gen + 1);
 	xa_unlock(&sdev->qps);
 	atomic_inc(&srnic_peer_gen);
-	synchronize_srcu_expedited(&srnic_odp_srcu);
+	synchronize_srcu_expedited(&srnic_engine_srcu);
 }
 
 /* QP @qpn of registry device @dev_id, referenced, or NULL. */

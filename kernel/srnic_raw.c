@@ -350,8 +350,7 @@ enum ib_wc_status srnic_raw_send(struct srnic_dev *sdev,
 
 	if (len < ETH_HLEN || len > READ_ONCE(ndev->mtu) + VLAN_ETH_HLEN)
 		return IB_WC_LOC_LEN_ERR;
-	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + len,
-			GFP_KERNEL | __GFP_NOWARN);
+	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + len, SRNIC_ENGINE_GFP);
 	if (!skb) {
 		atomic64_inc(&sdev->raw_stats.tx_dropped);
 		return IB_WC_SUCCESS;

@@ -131,7 +131,7 @@ static int srnic_ud_target(struct srnic_dev *sdev, struct srnic_qp *qp,
  * registry's and the peer device's locks, which the engine thread and
  * doorbell calls of every QP contend for, and costs as much as the rest of
  * a short WQE.  The cached pointer is good because the batch runs inside
- * srnic_odp_srcu and a QP leaving its table bumps the generation, then
+ * srnic_engine_srcu and a QP leaving its table bumps the generation, then
  * waits for such sections (srnic_qp_unpublish) before it drops its own
  * reference; so a peer that the generation says is still there cannot be
  * destroyed before the batch ends.  After a generation change the batch
@@ -169,10 +169,29 @@ static void srnic_batch_end(struct srnic_engine *eng)
 }
 
 /*
+ * Is @dst connected to @qp: of the matching type, and its path names @qp's
+ * QPN, @qp's source GID and @qp's device?  A QPN alone is not enough: a QP
+ * elsewhere with the same number would be taken for the peer (IB spec
+ * 9.6.1.5: a packet from another source is not the connection's).
+ */
+static bool srnic_peer_connected(struct srnic_dev *sdev, struct srnic_qp *qp,
+				 struct srnic_qp *dst)
+{
+	enum ib_qp_type type = qp->ibqp.qp_type;
+	const struct ib_global_route *grh = rdma_ah_read_grh(&dst->attr.ah_attr);
+
+	return dst->ibqp.qp_type == (type == IB_QPT_XRC_INI ?
+				     IB_QPT_XRC_TGT : type) &&
+	       READ_ONCE(dst->attr.dest_qp_num) == qp->qpn &&
+	       READ_ONCE(dst->peer_dev) == (int)sdev->id &&
+	       !memcmp(grh->dgid.raw, qp->sgid, sizeof(qp->sgid));
+}
+
+/*
  * Executes the WQE at qp->sq_cons.  Returns 0 when it is finished (whatever
  * its status), -EAGAIN when an RNR NAK holds it (retry at qp->rnr_until),
  * -EINPROGRESS when it waits for an ODP page fault (qp->fault_wait).
- * Runs inside srnic_odp_srcu: ODP pages it found mapped stay so.
+ * Runs inside srnic_engine_srcu: ODP pages it found mapped stay so.
  */
 static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 			    struct srnic_qp *qp)
@@ -305,12 +324,8 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 	}
 
 	dst = srnic_batch_peer(eng, qp);
-	if (dst && (dst->ibqp.qp_type != (type == IB_QPT_XRC_INI ?
-					  IB_QPT_XRC_TGT : type) ||
-		    dst->attr.dest_qp_num != qp->qpn))
+	if (!dst || !srnic_peer_connected(sdev, qp, dst))
 		r = SRNIC_RESP_DROP;	/* not connected to us */
-	else if (!dst)
-		r = SRNIC_RESP_DROP;
 	else if (type == IB_QPT_XRC_INI &&
 		 srnic_xrc_target(dst, ctrl->xrc_srqn, &m))
 		r = SRNIC_RESP_NAK_INV;	/* no such XRC SRQ there */
@@ -454,7 +469,7 @@ complete:
  * work done, or -EBUSY if the QP is locked (by the other executor, or by a
  * modify_qp); @timer gets the earliest time a held WQE may be retried.
  *
- * The caller holds srnic_odp_srcu for the batch: ODP invalidations and
+ * The caller holds srnic_engine_srcu for the batch: ODP invalidations and
  * removals of MRs and QPs wait for it, so the batch may use the QP's
  * cached MRs and peer, and ODP pages it found mapped stay so.
  */

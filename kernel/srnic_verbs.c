@@ -372,6 +372,8 @@ const struct ib_device_ops srnic_dev_ops = {
 
 	.query_device = srnic_query_device,
 	.query_port = srnic_query_port,
+	.alloc_hw_port_stats = srnic_alloc_hw_port_stats,
+	.get_hw_stats = srnic_get_hw_stats,
 	.get_port_immutable = srnic_get_port_immutable,
 	.get_link_layer = srnic_get_link_layer,
 	.query_pkey = srnic_query_pkey,

@@ -283,8 +283,11 @@ static struct ibv_cq_ex *srnic_create_cq_ex(struct ibv_context *ibctx,
 	if (!cq)
 		return NULL;
 	srnic_cqex_init(cq, attr->wc_flags);
-	/* What libibverbs does for ibv_create_cq() but not for _ex. */
-	verbs_init_cq(&cq->vcq.cq, ibctx, attr->channel, attr->cq_context);
+	/*
+	 * ibv_cmd_create_cq_ex() has set the context, the channel (with its
+	 * reference) and cq_context: doing it again would count the channel
+	 * twice and ibv_destroy_comp_channel() would never succeed.
+	 */
 	return &cq->vcq.cq_ex;
 }
 

@@ -25,6 +25,7 @@ run_ksft cqex_test
 run_ksft tm_test
 run_ksft raw_test
 run_ksft stress_test
+run_ksft hostile_test
 
 # The standard tools on the device.
 run_check "ibv_devices lists $SRNIC_DEV" \
@@ -43,6 +44,16 @@ run_tools
 # rdma-core's own suite, whole (Debian's python3-pyverbs): every generic test
 # runs; vendor (mlx5, EFA, CUDA) tests skip themselves.
 run_pyverbs
+
+# make install / make uninstall (the provider part), into the guest's overlay.
+run_check "make uninstall removes exactly what make install put in place" \
+	sh -c "cmake --install $BUILD/cmake >/tmp/install.log &&
+	       test -f /etc/libibverbs.d/srnic.driver &&
+	       ls /usr/lib/*/libibverbs/libsrnic-rdmav34.so >/dev/null &&
+	       $top/scripts/uninstall-provider.sh $BUILD/cmake >/dev/null &&
+	       ! test -e /etc/libibverbs.d/srnic.driver &&
+	       ! ls /usr/lib/*/libibverbs/libsrnic-rdmav34.so 2>/dev/null &&
+	       test -d /etc/libibverbs.d"
 
 # Last: unloading srnic with a context open, then a clean unload.
 SRNIC_TEST_RMMOD=1 run_ksft removal_test -t rmmod_with_open_context
