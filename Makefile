@@ -7,7 +7,7 @@ CMAKE_BUILD := $(BUILD)/cmake
 KSFT_INC := $(BUILD)/ksft/include
 VM_TIMEOUT ?= 2400
 
-.PHONY: all deps kernel user ksft-headers check check-host check-vm run bench \
+.PHONY: all deps kernel user ksft-headers check check-debug check-host check-vm run bench \
 	install uninstall clean
 
 all: kernel user
@@ -30,6 +30,11 @@ user: ksft-headers
 
 check: deps all
 	scripts/check.sh
+
+# Every VM suite on a debug guest kernel (KASAN, lockdep, UBSAN, kmemleak), built once and
+# cached under build/kdebug (about 30-40 minutes on 2 cores the first time).
+check-debug: deps all
+	scripts/check-debug.sh
 
 check-host: user
 	cd $(CMAKE_BUILD) && ctest --output-on-failure

@@ -52,6 +52,8 @@ static void srnic_dealloc_driver(struct ib_device *ibdev)
 	srnic_registry_del(sdev);
 	srnic_engine_stop(sdev);
 	srnic_debugfs_remove_dev(sdev);
+	/* Deregistered MRs may still wait for their batch's grace period. */
+	srnic_mr_flush_released(sdev);
 	WARN_ON(atomic_read(&sdev->num_pd));
 	WARN_ON(atomic_read(&sdev->num_ucontext));
 	WARN_ON(atomic_read(&sdev->num_ah));

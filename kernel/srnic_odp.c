@@ -42,8 +42,13 @@ static bool srnic_odp_invalidate(struct mmu_interval_notifier *mni,
 {
 	struct ib_umem_odp *umem = container_of(mni, struct ib_umem_odp,
 						notifier);
-	struct srnic_mr *mr = umem->private;
-	struct srnic_odp *odp = mr->odp;
+	/*
+	 * The notifier is live from inside ib_umem_odp_get() and _alloc_child(),
+	 * before the umem is ours: until it names its MR nothing of it is
+	 * mapped, and the new sequence is all a later fault needs to see.
+	 */
+	struct srnic_mr *mr = smp_load_acquire(&umem->private);
+	struct srnic_odp *odp;
 	u64 start, end;
 
 	/* Waiting for the engine sleeps; the caller will retry blockable. */
@@ -51,6 +56,11 @@ static bool srnic_odp_invalidate(struct mmu_interval_notifier *mni,
 		return false;
 	mutex_lock(&umem->umem_mutex);
 	mmu_interval_set_seq(mni, cur_seq);
+	if (!mr) {
+		mutex_unlock(&umem->umem_mutex);
+		return true;
+	}
+	odp = mr->odp;
 	start = max_t(u64, ib_umem_start(umem), range->start);
 	end = min_t(u64, ib_umem_end(umem), range->end);
 	atomic_inc(&odp->invalidating);
@@ -94,11 +104,12 @@ int srnic_odp_reg(struct srnic_dev *sdev, struct srnic_mr *mr, u64 start,
 		kfree(odp);
 		return PTR_ERR(umem);
 	}
-	umem->private = mr;
 	odp->umem = umem;
 	odp->va = start;
 	mr->odp = odp;
 	mr->ibmr.page_size = 1U << umem->page_shift;
+	/* Last: the notifier may already run (srnic_odp_invalidate). */
+	smp_store_release(&umem->private, mr);
 	return 0;
 
 err_inval:
@@ -211,7 +222,7 @@ static struct ib_umem_odp *srnic_odp_child(struct srnic_mr *mr, u64 va,
 					SRNIC_ODP_CHILD_SIZE, &srnic_odp_ops);
 	if (IS_ERR(child))
 		return child;
-	child->private = mr;
+	smp_store_release(&child->private, mr);
 	err = xa_err(xa_store(&odp->children, idx, child, GFP_KERNEL));
 	if (err) {
 		ib_umem_odp_release(child);

@@ -19,7 +19,11 @@ host_total=${host_total:-0} host_failed=${host_failed:-0}
 host_passed=$((host_total - host_failed))
 
 echo "# ==== VM suites"
-qemu/run --timeout "${VM_TIMEOUT:-2400}" --module kernel/srnic.ko -- tests/vm/run-all.sh 2>&1 |
+# make check-debug sets SRNIC_KBUILD (its kernel) and SRNIC_MODULE (srnic built for it).
+kbuild=()
+[ -z "${SRNIC_KBUILD:-}" ] || kbuild=(--kernel-build "$SRNIC_KBUILD")
+qemu/run --timeout "${VM_TIMEOUT:-2400}" "${kbuild[@]}" --module "${SRNIC_MODULE:-kernel/srnic.ko}" \
+	-- tests/vm/run-all.sh 2>&1 |
 	tee "$log/vm.txt"
 vm_rc=${PIPESTATUS[0]}
 vm_line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed' "$log/vm.txt" | tail -n 1)

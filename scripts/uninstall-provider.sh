@@ -10,7 +10,7 @@ if [ ! -f "$manifest" ]; then
 	echo "uninstall: $manifest not found: nothing was installed from this build" >&2
 	exit 0
 fi
-while IFS= read -r f; do
+while IFS= read -r f || [ -n "$f" ]; do
 	[ -n "$f" ] || continue
 	if [ -e "$f" ] || [ -L "$f" ]; then
 		rm -f -- "$f"

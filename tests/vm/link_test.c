@@ -6,7 +6,7 @@
  */
 #include "kselftest_harness.h"
 #include "srnic_test.h"
-#include "verbs_provider.h"
+#include "provider_of.h"
 
 FIXTURE(link) {
 	char ifa[16], ifb[16];
@@ -27,21 +27,6 @@ FIXTURE_TEARDOWN(link)
 	sh("ip link del %s 2>/dev/null", self->ifa);
 }
 
-/* The provider that libibverbs bound to @name ("srnic", "rxe"), or NULL. */
-static const char *provider_of(const char *name, char *out, size_t len)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_device *dev = find_ibv_device(list, name);
-	const char *ret = NULL;
-
-	if (dev) {
-		snprintf(out, len, "%s", verbs_get_device(dev)->ops->name);
-		ret = out;
-	}
-	ibv_free_device_list(list);
-	return ret;
-}
-
 TEST_F(link, add_del_any_name)
 {
 	const char *names[] = { "alpha", "x", "srnic_with_a_long_name_0123" };
@@ -51,7 +36,7 @@ TEST_F(link, add_del_any_name)
 		ASSERT_EQ(0, sh("rdma link add %s type srnic netdev %s", names[i],
 				self->ifa));
 		EXPECT_TRUE(ibdev_exists(names[i]));
-		EXPECT_STREQ("srnic", provider_of(names[i], prov, sizeof(prov)));
+		EXPECT_STREQ("srnic", provider_name(names[i], prov, sizeof(prov)));
 		struct ibv_context *ctx = open_named(names[i]);
 
 		EXPECT_NE(NULL, ctx);
@@ -187,13 +172,13 @@ TEST_F(link, coexists_with_rxe)
 		SKIP(return, "rdma_rxe is not available");
 	ASSERT_EQ(0, sh("rdma link add ltrxe type rxe netdev %s", self->ifa));
 	ASSERT_EQ(0, sh("rdma link add ltsrnic type srnic netdev %s", self->ifb));
-	EXPECT_STREQ("rxe", provider_of("ltrxe", prov, sizeof(prov)));
-	EXPECT_STREQ("srnic", provider_of("ltsrnic", prov, sizeof(prov)));
+	EXPECT_STREQ("rxe", provider_name("ltrxe", prov, sizeof(prov)));
+	EXPECT_STREQ("srnic", provider_name("ltsrnic", prov, sizeof(prov)));
 	/* An srnic device named like nothing srnic-ish is still ours. */
 	EXPECT_EQ(0, sh("rdma link del ltsrnic"));
 	ASSERT_EQ(0, sh("rdma link add beta type srnic netdev %s", self->ifb));
-	EXPECT_STREQ("srnic", provider_of("beta", prov, sizeof(prov)));
-	EXPECT_STREQ("rxe", provider_of("ltrxe", prov, sizeof(prov)));
+	EXPECT_STREQ("srnic", provider_name("beta", prov, sizeof(prov)));
+	EXPECT_STREQ("rxe", provider_name("ltrxe", prov, sizeof(prov)));
 	EXPECT_EQ(0, sh("rdma link del beta"));
 	EXPECT_EQ(0, sh("rdma link del ltrxe"));
 }

@@ -26,6 +26,7 @@ run_ksft tm_test
 run_ksft raw_test
 run_ksft stress_test
 run_ksft hostile_test
+run_ksft adversarial_test
 
 # The standard tools on the device.
 run_check "ibv_devices lists $SRNIC_DEV" \
@@ -55,10 +56,26 @@ run_check "make uninstall removes exactly what make install put in place" \
 	       ! ls /usr/lib/*/libibverbs/libsrnic-rdmav34.so 2>/dev/null &&
 	       test -d /etc/libibverbs.d"
 
+# Teardown under load, and a kill -9 storm (tests/vm/teardown.sh).
+. "$top/tests/vm/teardown.sh"
+run_teardown
+
 # Last: unloading srnic with a context open, then a clean unload.
 SRNIC_TEST_RMMOD=1 run_ksft removal_test -t rmmod_with_open_context
 run_check "rdma link del and rmmod leave no device" \
 	sh -c "rdma link del $SRNIC_DEV && rmmod srnic &&
 	       ! ls /sys/class/infiniband | grep -q ."
+
+# A debug kernel: kmemleak, scanned now that everything srnic made is gone (twice, as its
+# documentation advises, so that objects only just unreferenced count).
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan >/sys/kernel/debug/kmemleak
+	echo scan >/sys/kernel/debug/kmemleak
+	leaks=$(grep -c 'unreferenced object' /sys/kernel/debug/kmemleak)
+	ours=$(grep -cE 'srnic|ib_|rdma|uverbs' /sys/kernel/debug/kmemleak)
+	echo "# kmemleak: $leaks suspected leaks, $ours lines naming srnic or the RDMA core"
+	[ "$leaks" = 0 ] || head -n 80 /sys/kernel/debug/kmemleak | sed 's/^/# /'
+	run_check "kmemleak: no leak in srnic or the RDMA core" test "$ours" = 0
+fi
 
 summary

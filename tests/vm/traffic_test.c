@@ -35,6 +35,7 @@
 #include "verbs_provider.h"
 
 #include "traffic.h"
+#include "raw_qp.h"
 
 /* ---- fixtures ---- */
 
@@ -2170,28 +2171,6 @@ TEST_F_TIMEOUT(dev, kill_child_mid_transfer, 240)
 
 /* ================= garbage WQEs (srnic only) ================= */
 
-static const char *provider_name(const char *dev, char *out, size_t len)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_device *d = find_ibv_device(list, dev);
-	const char *ret = NULL;
-
-	if (d) {
-		snprintf(out, len, "%s", verbs_get_device(d)->ops->name);
-		ret = out;
-	}
-	ibv_free_device_list(list);
-	return ret;
-}
-
-static uint64_t xorshift(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 /*
  * garbage_wqe_test() -- srnic only.
  *
@@ -2205,146 +2184,11 @@ static uint64_t xorshift(uint64_t *s)
  * the QP and its CQ are made through the raw uverbs interface with rings
  * this test owns (tests/vm/uverbs_qp_raw.h, include/srnic-abi.h).
  */
-#define GARBAGE_LOG_CQ 6
-#define GARBAGE_LOG_SQ 6
-#define GARBAGE_LOG_STRIDE 7
-
-struct garbage_qp {
-	int fd;
-	struct srnic_raw_ctx c;
-	struct srnic_raw_pd pd;
-	struct srnic_raw_cq cq;
-	struct srnic_raw_qp qp;
-	void *cq_ring, *sq_ring, *rq_ring, *dbpage;
-	struct srnic_cq_db *cq_db;
-	struct srnic_qp_db *qp_db;
-	void *uar;
-};
-
-/* 0, or -errno with *step naming what failed. */
-static int garbage_qp_make(struct garbage_qp *g, const struct env *e,
-			   const char **step)
-{
-	struct srnic_create_cq_req cr = {};
-	struct srnic_create_qp_req qr = {};
-	struct srnic_raw_qp_caps caps = {
-		.max_send_wr = 1u << GARBAGE_LOG_SQ, .max_recv_wr = 4,
-		.max_send_sge = 1, .max_recv_sge = 1,
-	};
-	size_t sq_len = (size_t)1 << (GARBAGE_LOG_SQ + GARBAGE_LOG_STRIDE);
-
-	int err;
-
-	memset(g, 0, sizeof(*g));
-	*step = "open";
-	g->fd = uverbs_open(srnic_test_dev());
-	if (g->fd < 0)
-		return g->fd;
-	*step = "get_context";
-	err = uverbs_get_context(g->fd, &g->c, NULL, 0);
-	if (err)
-		return err;
-	*step = "alloc_pd";
-	err = uverbs_alloc_pd(g->fd, &g->pd);
-	if (err)
-		return err;
-	*step = "mmap";
-	g->cq_ring = mmap(NULL, (size_t)SRNIC_CQE_SIZE << GARBAGE_LOG_CQ,
-			  PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	g->sq_ring = mmap(NULL, sq_len, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	g->rq_ring = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	g->dbpage = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (g->cq_ring == MAP_FAILED || g->sq_ring == MAP_FAILED ||
-	    g->rq_ring == MAP_FAILED || g->dbpage == MAP_FAILED)
-		return -ENOMEM;
-	g->cq_db = g->dbpage;
-	g->qp_db = (struct srnic_qp_db *)((char *)g->dbpage + 64);
-	cr.buf_addr = (uintptr_t)g->cq_ring;
-	cr.db_addr = (uintptr_t)g->cq_db;
-	cr.log_entries = GARBAGE_LOG_CQ;
-	*step = "create_cq";
-	err = uverbs_create_cq(g->fd, (1 << GARBAGE_LOG_CQ) - 1, &cr, sizeof(cr),
-			       &g->cq);
-	if (err)
-		return err;
-	qr.sq_buf_addr = (uintptr_t)g->sq_ring;
-	qr.rq_buf_addr = (uintptr_t)g->rq_ring;
-	qr.db_addr = (uintptr_t)g->qp_db;
-	qr.sq_log_entries = GARBAGE_LOG_SQ;
-	qr.sq_log_stride = GARBAGE_LOG_STRIDE;
-	qr.rq_log_entries = 2;
-	qr.rq_log_stride = 5;
-	*step = "create_qp";
-	err = uverbs_create_qp(g->fd, g->pd.core.pd_handle, g->cq.core.cq_handle,
-			       g->cq.core.cq_handle, IB_UVERBS_QPT_RC, &caps, &qr,
-			       &g->qp);
-	if (err)
-		return err;
-	*step = "mmap UAR";
-	g->uar = srnic_raw_map_uar(g->fd, g->qp.drv.db.uar_mmap_offset);
-	if (!g->uar)
-		return -errno;
-	*step = "modify_qp to RTS";
-	/* Connected to itself: whatever the garbage asks, it asks itself. */
-	return uverbs_rc_to_rts(g->fd, g->qp.core.qp_handle, g->qp.core.qpn,
-				e->gid.raw, e->gid_idx);
-}
-
-/* Closing the file releases everything the raw context made. */
-static void garbage_qp_free(struct garbage_qp *g)
-{
-	if (g->fd >= 0) {
-		if (g->c.core.async_fd > 0)
-			close(g->c.core.async_fd);
-		close(g->fd);
-	}
-	munmap(g->cq_ring, (size_t)SRNIC_CQE_SIZE << GARBAGE_LOG_CQ);
-	munmap(g->sq_ring, (size_t)1 << (GARBAGE_LOG_SQ + GARBAGE_LOG_STRIDE));
-	munmap(g->rq_ring, 4096);
-	munmap(g->dbpage, 4096);
-	if (g->uar)
-		munmap(g->uar, SRNIC_PAGE_SIZE);
-}
-
-/* 1 once the CQ ring holds an error CQE or the QP is in ERR, 0 at @ms. */
-static int garbage_wait(struct garbage_qp *g, int ms, int *errors, int *cqes)
-{
-	const uint32_t log = GARBAGE_LOG_CQ, mask = (1u << log) - 1;
-	struct srnic_cqe *ring = g->cq_ring;
-	uint64_t end = now_ms() + ms;
-	uint32_t n = 0;
-
-	*errors = *cqes = 0;
-	while (now_ms() < end) {
-		struct srnic_cqe *cqe = &ring[n & mask];
-		uint8_t owner = atomic_load_explicit((_Atomic uint8_t *)&cqe->owner,
-						     memory_order_acquire);
-
-		if ((owner & SRNIC_CQE_OWNER_BIT) == (((n >> log) & 1) ^ 1)) {
-			(*cqes)++;
-			if (cqe->status != IBV_WC_SUCCESS)
-				(*errors)++;
-			n++;
-			atomic_store_explicit((_Atomic uint32_t *)&g->cq_db->consumer,
-					      n, memory_order_release);
-			continue;
-		}
-		if (*errors ||
-		    uverbs_query_qp_state(g->fd, g->qp.core.qp_handle) == IBV_QPS_ERR)
-			return 1;
-		usleep(1000);
-	}
-	return 0;
-}
-
 static void garbage_wqe_test(struct __test_metadata *_metadata,
 			     struct env *e)
 {
-	const uint32_t entries = 1u << GARBAGE_LOG_SQ;
-	const size_t sq_len = (size_t)entries << GARBAGE_LOG_STRIDE;
+	const uint32_t entries = 1u << RAW_QP_LOG_SQ;
+	const size_t sq_len = (size_t)entries << RAW_QP_LOG_STRIDE;
 	char prov[32];
 
 	if (!provider_name(srnic_test_dev(), prov, sizeof(prov)) ||
@@ -2354,12 +2198,12 @@ static void garbage_wqe_test(struct __test_metadata *_metadata,
 						     sizeof(prov)) ? prov : "none");
 	for (int round = 0; round < 12; round++) {
 		uint64_t seed = 0x9e3779b97f4a7c15ull * (round + 1);
-		struct garbage_qp g;
+		struct raw_qp g;
 		const char *step = "";
 		uint32_t producer;
 		int errors, cqes, err;
 
-		err = garbage_qp_make(&g, e, &step);
+		err = raw_qp_make(&g, e, &step);
 		ASSERT_EQ(0, err) TH_LOG("raw QP, %s: %s", step, strerror(-err));
 		for (size_t i = 0; i < sq_len; i += 8) {
 			uint64_t v = xorshift(&seed);
@@ -2376,20 +2220,18 @@ static void garbage_wqe_test(struct __test_metadata *_metadata,
 		/* The wake-up system call must work (uverbs_cmd_mask POST_SEND). */
 		EXPECT_EQ(0, srnic_raw_ring_sq(g.fd, g.qp.core.qp_handle,
 					       g.qp_db,
-					       (struct srnic_db_slot *)g.uar +
-					       g.qp.drv.db.slot, producer));
+					       raw_qp_sq_slot(&g), producer));
 		if (round == 11) {
 			usleep(1000);
 			EXPECT_EQ(0, srnic_raw_ring_sq(g.fd, g.qp.core.qp_handle,
 						       g.qp_db,
-						       (struct srnic_db_slot *)g.uar +
-						       g.qp.drv.db.slot, 3));
+						       raw_qp_sq_slot(&g), 3));
 		}
-		ASSERT_EQ(1, garbage_wait(&g, WC_MS, &errors, &cqes))
+		ASSERT_EQ(1, raw_qp_wait(&g, WC_MS, &errors, &cqes))
 			TH_LOG("round %d: no error completion and QP not in ERR "
 			       "(%d CQEs) within %d ms", round, cqes, WC_MS);
 		TH_LOG("round %d: %d CQEs, %d errors", round, cqes, errors);
-		garbage_qp_free(&g);
+		raw_qp_free(&g);
 	}
 	/* The device still works for everybody. */
 	struct qp_opts o = qp_defaults(e, IBV_QPT_RC);
@@ -2415,12 +2257,12 @@ TEST_F(dev, ud_stride_below_header)
 	struct srnic_raw_qp_caps caps = { .max_send_wr = 4, .max_recv_wr = 4,
 					  .max_send_sge = 1, .max_recv_sge = 1 };
 	struct srnic_create_qp_req qr = {};
-	struct garbage_qp g = { .fd = -1 };
+	struct raw_qp g = { .fd = -1 };
 	struct srnic_raw_qp ud;
 	const char *step = "";
 	int err;
 
-	err = garbage_qp_make(&g, &self->e, &step);
+	err = raw_qp_make(&g, &self->e, &step);
 	ASSERT_EQ(0, err) TH_LOG("%s: %s", step, strerror(-err));
 	qr.sq_buf_addr = (uintptr_t)g.sq_ring;
 	qr.rq_buf_addr = (uintptr_t)g.rq_ring;
@@ -2443,7 +2285,7 @@ TEST_F(dev, ud_stride_below_header)
 	EXPECT_EQ(0, err) TH_LOG("%s", strerror(-err));
 	if (!err)
 		EXPECT_EQ(0, uverbs_destroy_qp(g.fd, ud.core.qp_handle));
-	garbage_qp_free(&g);
+	raw_qp_free(&g);
 }
 
 TEST_HARNESS_MAIN

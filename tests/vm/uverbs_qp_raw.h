@@ -98,7 +98,7 @@ static inline int uverbs_rc_to_rts(int fd, uint32_t handle, uint32_t dest_qpn,
 	c.qp_handle = handle;
 	c.qp_state = 1; /* IB_QPS_INIT */
 	c.port_num = 1;
-	c.qp_access_flags = 0x7; /* LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ */
+	c.qp_access_flags = 0xf; /* LOCAL_WRITE | REMOTE_WRITE | _READ | _ATOMIC */
 	c.attr_mask = 1 /* STATE */ | (1 << 3) /* ACCESS_FLAGS */ |
 		      (1 << 4) /* PKEY_INDEX */ | (1 << 5) /* PORT */;
 	err = uverbs_modify_qp(fd, &c);

@@ -169,6 +169,45 @@ static inline int uverbs_destroy_cq(int fd, uint32_t handle)
 			    NULL, 0, sizeof(resp));
 }
 
+/* reg_mr: the MR's handle and keys in @out, or -errno. */
+static inline int uverbs_reg_mr(int fd, uint32_t pd_handle, uint64_t start,
+				uint64_t length, uint64_t iova, uint32_t access,
+				struct ib_uverbs_reg_mr_resp *out)
+{
+	struct ib_uverbs_reg_mr cmd = {
+		.start = start, .length = length, .hca_va = iova,
+		.pd_handle = pd_handle, .access_flags = access,
+	};
+
+	memset(out, 0, sizeof(*out));
+	cmd.response = (uintptr_t)out;
+	return uverbs_write(fd, IB_USER_VERBS_CMD_REG_MR, &cmd, sizeof(cmd),
+			    NULL, 0, sizeof(*out));
+}
+
+static inline int uverbs_dereg_mr(int fd, uint32_t handle)
+{
+	struct ib_uverbs_dereg_mr cmd = { .mr_handle = handle };
+
+	return uverbs_write(fd, IB_USER_VERBS_CMD_DEREG_MR, &cmd, sizeof(cmd),
+			    NULL, 0, 0);
+}
+
+/* resize_cq with any driver request. */
+static inline int uverbs_resize_cq(int fd, uint32_t handle, int cqe,
+				   const void *drv_req, size_t drv_len)
+{
+	struct {
+		struct ib_uverbs_resize_cq_resp core;
+		uint64_t drv[2];
+	} resp;
+	struct ib_uverbs_resize_cq cmd = { .cq_handle = handle, .cqe = cqe };
+
+	cmd.response = (uintptr_t)&resp;
+	return uverbs_write(fd, IB_USER_VERBS_CMD_RESIZE_CQ, &cmd, sizeof(cmd),
+			    drv_req, drv_len, sizeof(resp));
+}
+
 /* Pages srnic has pinned for @dev, from debugfs; -1 if unreadable. */
 static inline long srnic_pinned_pages(const char *dev)
 {
