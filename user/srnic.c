@@ -271,13 +271,13 @@ static int srnic_map(struct srnic_context *ctx, int cmd_fd,
 	    r->num_engines > SRNIC_MAX_ENGINES)
 		return EPROTO;
 
-	uar = mmap(NULL, SRNIC_PAGE_SIZE, PROT_WRITE | PROT_READ, MAP_SHARED,
-		   cmd_fd, r->uar_mmap_offset);
-	if (uar == MAP_FAILED)
+	uar = srnic_map_device(cmd_fd, SRNIC_PAGE_SIZE, PROT_WRITE | PROT_READ,
+			       r->uar_mmap_offset);
+	if (!uar)
 		return errno;
-	status = mmap(NULL, SRNIC_PAGE_SIZE, PROT_READ, MAP_SHARED, cmd_fd,
-		      r->status_mmap_offset);
-	if (status == MAP_FAILED) {
+	status = srnic_map_device(cmd_fd, SRNIC_PAGE_SIZE, PROT_READ,
+				  r->status_mmap_offset);
+	if (!status) {
 		err = errno;
 		munmap(uar, SRNIC_PAGE_SIZE);
 		return err;
@@ -292,6 +292,23 @@ static int srnic_map(struct srnic_context *ctx, int cmd_fd,
 	ctx->dbs_per_uar = r->dbs_per_uar;
 	ctx->num_engines = r->num_engines;
 	return 0;
+}
+
+/*
+ * Maps @len bytes of the device at @offset of the command file, or NULL
+ * (errno set).  A child does not inherit the mapping: it could ring its
+ * parent's doorbells, and a device mapping copied by fork() takes the core's
+ * disassociation lock under the mm's, the reverse of device removal's
+ * order (lockdep reports it in 6.12).
+ */
+void *srnic_map_device(int cmd_fd, size_t len, int prot, off_t offset)
+{
+	void *addr = mmap(NULL, len, prot, MAP_SHARED, cmd_fd, offset);
+
+	if (addr == MAP_FAILED)
+		return NULL;
+	madvise(addr, len, MADV_DONTFORK);
+	return addr;
 }
 
 static struct verbs_context *srnic_alloc_context(struct ibv_device *ibdev,

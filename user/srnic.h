@@ -244,6 +244,9 @@ struct ibv_mr *srnic_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 			       unsigned int access);
 
 /* srnic_post.c: WQE segments, shared by ibv_post_send and ibv_wr_* */
+/* srnic.c: a device mapping that children do not inherit. */
+void *srnic_map_device(int cmd_fd, size_t len, int prot, off_t offset);
+
 bool srnic_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op);
 struct srnic_wqe_ctrl *srnic_sq_next(struct srnic_qp *qp);
 int srnic_wqe_begin(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,

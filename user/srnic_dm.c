@@ -31,18 +31,18 @@ static int srnic_dm_range(const struct srnic_dm *dm, uint64_t off, size_t len)
 
 static void *srnic_dm_map(struct ibv_context *ctx, struct srnic_dm *dm)
 {
-	void *addr = mmap(NULL, dm->map_len, PROT_READ | PROT_WRITE,
-			  MAP_SHARED, ctx->cmd_fd,
-			  (off_t)SRNIC_DM_MMAP_PGOFF(dm->vdm.handle) *
-				  SRNIC_PAGE_SIZE);
-
-	if (addr == MAP_FAILED)
-		return NULL;
 	/*
-	 * A child must not keep the pages mapped (nor their offset, which
-	 * the DM's handle names and a later DM may reuse) past their free.
+	 * Not inherited: a child must not keep the pages mapped (nor their
+	 * offset, which the DM's handle names and a later DM may reuse) past
+	 * their free.
 	 */
-	madvise(addr, dm->map_len, MADV_DONTFORK);
+	void *addr = srnic_map_device(ctx->cmd_fd, dm->map_len,
+				      PROT_READ | PROT_WRITE,
+				      (off_t)SRNIC_DM_MMAP_PGOFF(dm->vdm.handle) *
+					      SRNIC_PAGE_SIZE);
+
+	if (!addr)
+		return NULL;
 	return addr;
 }
 

@@ -105,10 +105,10 @@ static struct srnic_db_slot *srnic_doorbell(struct srnic_context *ctx,
 	if (i == ctx->num_uar_maps) {
 		if (i == SRNIC_MAX_UAR_MAPS)
 			goto out;
-		addr = mmap(NULL, SRNIC_PAGE_SIZE, PROT_READ | PROT_WRITE,
-			    MAP_SHARED, ctx->vctx.context.cmd_fd,
-			    loc->uar_mmap_offset);
-		if (addr == MAP_FAILED)
+		addr = srnic_map_device(ctx->vctx.context.cmd_fd,
+					SRNIC_PAGE_SIZE, PROT_READ | PROT_WRITE,
+					loc->uar_mmap_offset);
+		if (!addr)
 			goto out;
 		ctx->uar_maps[i].mmap_offset = loc->uar_mmap_offset;
 		ctx->uar_maps[i].addr = addr;
