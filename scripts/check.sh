@@ -22,6 +22,8 @@ echo "# ==== VM suites"
 # make check-debug sets SRNIC_KBUILD (its kernel) and SRNIC_MODULE (srnic built for it).
 kbuild=()
 [ -z "${SRNIC_KBUILD:-}" ] || kbuild=(--kernel-build "$SRNIC_KBUILD")
+# SRNIC_APPEND: extra guest kernel arguments (e.g. slub_debug=- on the debug kernel).
+[ -z "${SRNIC_APPEND:-}" ] || kbuild+=(--append "$SRNIC_APPEND")
 qemu/run --timeout "${VM_TIMEOUT:-2400}" "${kbuild[@]}" --module "${SRNIC_MODULE:-kernel/srnic.ko}" \
 	-- tests/vm/run-all.sh 2>&1 |
 	tee "$log/vm.txt"
