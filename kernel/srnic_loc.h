@@ -17,6 +17,7 @@ int srnic_udata_in(struct ib_udata *udata, void *req, size_t len);
 
 /* srnic_verbs.c */
 extern const struct ib_device_ops srnic_dev_ops;
+extern unsigned int srnic_max_mr;
 void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr);
 enum ib_port_state srnic_netdev_port_state(const struct net_device *ndev);
 

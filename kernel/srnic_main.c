@@ -16,6 +16,14 @@ MODULE_LICENSE("Dual BSD/GPL");
 MODULE_ALIAS_RDMA_LINK(SRNIC_LINK_TYPE);
 
 /*
+ * The memory regions a device holds.  A smaller table keeps tests that fill
+ * it affordable on a debug kernel, where each registration costs milliseconds.
+ */
+unsigned int srnic_max_mr = SRNIC_MAX_MR;
+module_param_named(max_mr, srnic_max_mr, uint, 0444);
+MODULE_PARM_DESC(max_mr, "memory regions per device, 1024 to 262144 (default 262144)");
+
+/*
  * Every srnic device from just before ib_register_device() until its
  * dealloc_driver callback.  The RDMA core identifies drivers by driver_id,
  * and ours is RDMA_DRIVER_UNKNOWN, shared with other drivers: this list, not
@@ -258,6 +266,7 @@ static int __init srnic_init(void)
 {
 	int err;
 
+	srnic_max_mr = clamp_t(unsigned int, srnic_max_mr, 1024, SRNIC_MAX_MR);
 	err = srnic_odp_init();
 	if (err)
 		return err;

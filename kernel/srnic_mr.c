@@ -287,7 +287,7 @@ static int srnic_mr_publish(struct srnic_dev *sdev, struct srnic_mr *mr,
 	int err;
 
 	/* Reserve the index; lookups find nothing there until the store. */
-	err = xa_alloc(&mrt->xa, &index, NULL, XA_LIMIT(1, SRNIC_MAX_MR),
+	err = xa_alloc(&mrt->xa, &index, NULL, XA_LIMIT(1, srnic_max_mr),
 		       GFP_KERNEL);
 	if (err)
 		return err == -EBUSY ? -ENOMEM : err;

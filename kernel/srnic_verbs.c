@@ -28,7 +28,7 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 	attr->max_sge_rd = SRNIC_MAX_SGE;
 	attr->max_cq = SRNIC_MAX_CQ;
 	attr->max_cqe = SRNIC_MAX_CQE;
-	attr->max_mr = SRNIC_MAX_MR;
+	attr->max_mr = srnic_max_mr;
 	attr->max_mw = SRNIC_MAX_MW;
 	attr->max_dm_size = SRNIC_MAX_DM_SIZE;
 	attr->max_pd = SRNIC_MAX_PD;
