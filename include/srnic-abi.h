@@ -528,6 +528,8 @@ enum srnic_rx_hash_fields {
 	SRNIC_RX_HASH_DST_PORT_TCP = 1u << 5,
 	SRNIC_RX_HASH_SRC_PORT_UDP = 1u << 6,
 	SRNIC_RX_HASH_DST_PORT_UDP = 1u << 7,
+	/* Every field srnic hashes; the provider reports it as rss_caps. */
+	SRNIC_RX_HASH_FIELDS = (1u << 8) - 1,
 };
 
 struct srnic_create_qp_rss_req {
@@ -544,6 +546,42 @@ struct srnic_create_qp_rss_req {
 struct srnic_create_ah_resp {
 	__u8 dmac[6];
 	__u8 reserved[2];
+};
+
+/*
+ * `rdma resource show qp -r`: the QP context as the engine holds it, in the
+ * host's byte order.  @version changes whenever the layout does.
+ */
+#define SRNIC_RES_QP_RAW_VERSION 1
+
+enum srnic_res_qp_flags {
+	SRNIC_RES_QP_RNR_WAIT = 1u << 0,	/* waiting out an RNR timer */
+	SRNIC_RES_QP_FAULT_WAIT = 1u << 1,	/* waiting for an ODP fault */
+	SRNIC_RES_QP_IN_PROGRESS = 1u << 2,	/* the WQE at sq_consumer started */
+	SRNIC_RES_QP_RSS = 1u << 3,		/* an RSS raw packet QP */
+};
+
+struct srnic_res_qp_raw {
+	__u32 version;		/* SRNIC_RES_QP_RAW_VERSION */
+	__u32 qpn;
+	__u32 state;		/* enum ib_qp_state */
+	__u32 type;		/* enum ib_qp_type */
+	__u32 sq_log_entries;
+	__u32 sq_log_stride;
+	__u32 rq_log_entries;
+	__u32 rq_log_stride;
+	__u32 sq_producer;	/* as software last wrote it */
+	__u32 sq_consumer;	/* the next send WQE to execute */
+	__u32 rq_producer;
+	__u32 rq_consumer;	/* the next receive WQE to consume */
+	__u32 dest_qpn;
+	__s32 peer_dev;		/* device of the connected peer, -1 if none */
+	__u32 flags;		/* enum srnic_res_qp_flags */
+	__u8 rnr_left;
+	__u8 retry_left;
+	__u16 engine;		/* engine thread that serves the QP */
+	__u32 visits;		/* engine visits since the QP was made */
+	__u32 reserved;
 };
 
 #endif /* SRNIC_ABI_H */

@@ -12,6 +12,7 @@
 #include <linux/mutex.h>
 #include <linux/list.h>
 #include <linux/idr.h>
+#include <linux/prandom.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -30,11 +31,13 @@
 #define SRNIC_PORT		1
 
 /*
- * Identity.  0x1ead is not an IEEE OUI of any vendor; software devices
- * report an arbitrary non-zero id, as rxe and siw do.
+ * Identity.  Software RoCE devices have no IEEE OUI; 0xffffff is not one an
+ * IEEE registration can give, and it is what rdma_rxe reports, so tools
+ * keyed on the vendor id (Open MPI's device parameters, UCX) treat srnic as
+ * the soft RoCE device it is.  The part id tells srnic apart from rxe (0).
  */
-#define SRNIC_VENDOR_ID		0x0001ead0
-#define SRNIC_VENDOR_PART_ID	1
+#define SRNIC_VENDOR_ID		0xffffff
+#define SRNIC_VENDOR_PART_ID	0x5352	/* "SR" */
 #define SRNIC_HW_VER		1
 /* 0.1.0, packed as SRNIC_FW_VER_* in srnic-abi.h unpack it. */
 #define SRNIC_FW_VER		((0ULL << 32) | (1 << 16) | 0)
@@ -63,6 +66,12 @@
 /* Each context starts with one UAR page and grows up to this many. */
 #define SRNIC_MAX_UARS_PER_UCONTEXT 256
 #define SRNIC_NUM_ENGINES	1
+/*
+ * How long a responder may take to answer, as 4.096 us << n: the engine
+ * thread may be asleep and must be scheduled first, which a loaded host
+ * delays by milliseconds (2^12 * 4.096 us = 16.8 ms).
+ */
+#define SRNIC_LOCAL_CA_ACK_DELAY 12
 /* Tag matching SRQs: tag list entries, SGEs per tag, rendezvous header. */
 #define SRNIC_TM_MAX_TAGS	256
 #define SRNIC_TM_MAX_SGE	1
@@ -180,6 +189,102 @@ struct srnic_sched {
 	atomic64_t doorbells, pool_empty;	/* counters of the system calls */
 };
 
+/*
+ * Port counters of the datapath, counted per CPU (this_cpu_inc: no lock, no
+ * shared cache line) and summed when read (srnic_stats.c).  "Messages" are
+ * requests handed to the responder: one host has no packets yet.
+ */
+enum srnic_port_counter {
+	SRNIC_PC_TX_MSGS,		/* requests sent, retransmissions included */
+	SRNIC_PC_TX_BYTES,
+	SRNIC_PC_RX_MSGS,		/* requests the responder accepted */
+	SRNIC_PC_RX_BYTES,
+	SRNIC_PC_RNR_NAKS_SENT,		/* answered RNR: no receive WQE */
+	SRNIC_PC_RNR_NAKS_RCVD,
+	SRNIC_PC_NAKS_SENT,		/* answered with an error NAK */
+	SRNIC_PC_NAKS_RCVD,
+	SRNIC_PC_RETRANSMITS,		/* sent again after no answer */
+	SRNIC_PC_RNR_RETRIES,		/* sent again after an RNR NAK */
+	SRNIC_PC_RETRY_EXCEEDED,
+	SRNIC_PC_RNR_RETRY_EXCEEDED,
+	SRNIC_PC_CQ_OVERRUNS,
+	SRNIC_PC_LINK_DOWNED,
+	SRNIC_PC_NUM
+};
+
+struct srnic_port_counters {
+	u64 v[SRNIC_PC_NUM];
+};
+
+/*
+ * Per-QP counters (`rdma statistic qp`), each also a port counter.  The
+ * requester's are written under the QP's lock; the responder's are atomic,
+ * as UD and XRC targets hear from many requesters at once.
+ */
+enum srnic_qp_counter {
+	SRNIC_QC_TX_MSGS,
+	SRNIC_QC_TX_BYTES,
+	SRNIC_QC_RNR_NAKS_RCVD,
+	SRNIC_QC_NAKS_RCVD,
+	SRNIC_QC_RETRANSMITS,
+	SRNIC_QC_RNR_RETRIES,
+	SRNIC_QC_REQ_NUM,
+	SRNIC_QC_RX_MSGS = SRNIC_QC_REQ_NUM,
+	SRNIC_QC_RX_BYTES,
+	SRNIC_QC_RNR_NAKS_SENT,
+	SRNIC_QC_NAKS_SENT,
+	SRNIC_QC_NUM
+};
+
+struct srnic_qp_counters {
+	u64 req[SRNIC_QC_REQ_NUM];
+	atomic64_t resp[SRNIC_QC_NUM - SRNIC_QC_REQ_NUM];
+	/* Bound to an rdma counter: the values at binding, and its list. */
+	u64 base[SRNIC_QC_NUM];
+	struct list_head node;
+};
+
+/*
+ * Fault injection (srnic_fault.c, debugfs <dev>/fault/): what a test of an
+ * RDMA application wants to see go wrong, seeded so a run can be repeated.
+ */
+enum srnic_fault_kind {
+	SRNIC_FAULT_DROP,		/* a request is lost on its way */
+	SRNIC_FAULT_RNR,		/* the responder answers RNR */
+	SRNIC_FAULT_ODP,		/* an ODP page fault cannot be resolved */
+	SRNIC_FAULT_CQ_OVERRUN,		/* a completion finds its CQ full */
+	SRNIC_FAULT_ALLOC,		/* creating a QP, CQ, SRQ or MR fails */
+	SRNIC_FAULT_NUM
+};
+
+struct srnic_fault_knob {
+	u32 probability;		/* percent of the eligible events */
+	u32 interval;			/* only every interval-th one */
+	s32 times;			/* failures left; -1: no limit */
+	u32 qpn;			/* only this QP's events; 0: any */
+	u64 events, injected;
+};
+
+struct srnic_dev;
+
+/* A debugfs file of a knob: its device and which field of which kind. */
+struct srnic_fault_file {
+	struct srnic_dev *sdev;
+	unsigned long which;
+};
+
+#define SRNIC_FAULT_FILES	(1 + SRNIC_FAULT_NUM * 6)
+
+struct srnic_faults {
+	unsigned long armed;		/* kinds whose probability is set */
+	spinlock_t lock;		/* the knobs' state and the generator */
+	struct rnd_state rnd;
+	u64 seed;
+	struct srnic_fault_knob knob[SRNIC_FAULT_NUM];
+	struct srnic_fault_file file[SRNIC_FAULT_FILES];
+	unsigned int nfiles;
+};
+
 struct srnic_dev {
 	struct ib_device ibdev;		/* first: ib_alloc_device() */
 	struct list_head dev_list;	/* srnic_devices, see srnic_main.c */
@@ -227,6 +332,17 @@ struct srnic_dev {
 
 	struct srnic_sched sched;
 	u32 id;				/* in the host-wide device registry */
+
+	struct srnic_port_counters __percpu *pcnt;
+	struct srnic_faults faults;
+	/*
+	 * rdma counters (srnic_stats.c): id -> struct srnic_qp_counter_set,
+	 * and what all of them have counted of QPs since unbound.  Under
+	 * @counter_lock, which nests inside the core's counter->lock.
+	 */
+	struct xarray counters;
+	struct mutex counter_lock;
+	u64 counted[SRNIC_QC_NUM];
 
 	/* Raw packet steering (srnic_raw.c). */
 	struct mutex flow_lock;		/* writers of @flows */
@@ -376,6 +492,7 @@ struct srnic_qp {
 	u32 held_srqn;			/* XRC: the SRQ it came from */
 	/* RSS raw packet QP: the hash; its queues are the table's WQs. */
 	struct srnic_rss *rss;
+	struct srnic_qp_counters cnt;
 };
 
 struct srnic_rss {
@@ -505,6 +622,32 @@ struct srnic_ah {
 static inline struct srnic_dev *to_sdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct srnic_dev, ibdev);
+}
+
+static inline void srnic_count(struct srnic_dev *sdev,
+			       enum srnic_port_counter c)
+{
+	this_cpu_inc(sdev->pcnt->v[c]);
+}
+
+static inline void srnic_count_n(struct srnic_dev *sdev,
+				 enum srnic_port_counter c, u64 n)
+{
+	this_cpu_add(sdev->pcnt->v[c], n);
+}
+
+/* The requester's counters: under the QP's lock. */
+static inline void srnic_qp_count(struct srnic_qp *qp, enum srnic_qp_counter c,
+				  u64 n)
+{
+	WRITE_ONCE(qp->cnt.req[c], qp->cnt.req[c] + n);
+}
+
+/* The responder's: any engine, any requester. */
+static inline void srnic_qp_count_resp(struct srnic_qp *qp,
+				       enum srnic_qp_counter c, u64 n)
+{
+	atomic64_add(n, &qp->cnt.resp[c - SRNIC_QC_REQ_NUM]);
 }
 
 static inline struct srnic_ucontext *to_suc(struct ib_ucontext *ibuc)

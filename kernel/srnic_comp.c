@@ -4,6 +4,7 @@
  * moving a QP to the error state with its outstanding WQEs flushed.
  */
 #include "srnic_loc.h"
+#include "srnic_trace.h"
 
 static inline u8 srnic_cqe_owner(u32 n, u32 log)
 {
@@ -41,6 +42,12 @@ static __always_inline bool srnic_cq_put(struct srnic_cq *cq,
 	 * it for every CQE would move its cache line to the engine each time.
 	 */
 	n = 1U << cq->log_entries;
+	if (srnic_should_fail(to_sdev(cq->ibcq.device), SRNIC_FAULT_CQ_OVERRUN,
+			      src->qp_num)) {
+		cq->overrun = true;
+		overrun = true;
+		goto out;
+	}
 	if (cq->producer - cq->consumer_seen >= n) {
 		cq->consumer_seen = READ_ONCE(db->consumer);
 		if (cq->producer - cq->consumer_seen >= n) {
@@ -72,6 +79,9 @@ static __always_inline bool srnic_cq_put(struct srnic_cq *cq,
 	}
 out:
 	spin_unlock(&cq->lock);
+	trace_srnic_cqe(cq, src, !overrun);
+	if (overrun)
+		srnic_count(to_sdev(cq->ibcq.device), SRNIC_PC_CQ_OVERRUNS);
 	if (overrun && cq->ibcq.event_handler) {
 		struct ib_event ev = {
 			.device = cq->ibcq.device,

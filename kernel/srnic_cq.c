@@ -48,6 +48,8 @@ int srnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	/* Kernel consumers need kernel queues, which srnic does not have. */
 	if (!udata || !udata->inlen)
 		return -EOPNOTSUPP;
+	if (srnic_should_fail(sdev, SRNIC_FAULT_ALLOC, 0))
+		return -ENOMEM;
 	/*
 	 * The core passes TIMESTAMP_COMPLETION for a CQ created with
 	 * completion timestamps; IGNORE_OVERRUN is not offered.

@@ -250,6 +250,7 @@ void srnic_debugfs_add_dev(struct srnic_dev *sdev, const char *name)
 			    &srnic_mtt_fops);
 	debugfs_create_file("odp", 0400, sdev->debugfs, sdev,
 			    &srnic_odp_fops);
+	srnic_fault_debugfs(sdev);
 }
 
 void srnic_debugfs_remove_dev(struct srnic_dev *sdev)

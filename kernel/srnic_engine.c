@@ -38,6 +38,7 @@
 #include <linux/tick.h>
 
 #include "srnic_loc.h"
+#include "srnic_trace.h"
 
 /*
  * How long the engine polls without work before it sleeps.  Posting
@@ -228,6 +229,7 @@ void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp)
 	int done, srcu;
 
 	atomic64_inc(&s->doorbells);
+	trace_srnic_doorbell(sdev, qp->qpn);
 	eng = srnic_engine_borrow(s);
 	if (!eng) {
 		atomic64_inc(&s->pool_empty);
@@ -313,6 +315,7 @@ static bool srnic_engine_sleep(struct srnic_dev *sdev, int reason,
 		timeout = min_t(long, timeout, 1);
 	WRITE_ONCE(s->reason, reason);
 	s->sleeps++;
+	trace_srnic_engine_sleep(sdev, reason);
 	wait_event_interruptible_timeout(s->wait, srnic_engine_woken(s),
 					 timeout);
 	spin_lock_irq(&s->wait.lock);
@@ -321,6 +324,7 @@ static bool srnic_engine_sleep(struct srnic_dev *sdev, int reason,
 	spin_unlock_irq(&s->wait.lock);
 	if (kicked)
 		s->wakeups++;
+	trace_srnic_engine_wake(sdev, kicked);
 	return reason == SRNIC_SLEEP_IDLE || !srnic_engine_contended(s);
 }
 

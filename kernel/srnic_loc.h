@@ -269,6 +269,7 @@ struct ib_mr *srnic_reg_kernel_mr(struct ib_pd *ibpd, void *kva, u64 length,
 
 /* srnic_odp.c */
 int srnic_odp_init(void);
+bool srnic_odp_is_implicit(const struct srnic_mr *mr);
 void srnic_odp_cleanup(void);
 int srnic_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
 		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
@@ -300,5 +301,34 @@ void srnic_debugfs_init(void);
 void srnic_debugfs_cleanup(void);
 void srnic_debugfs_add_dev(struct srnic_dev *sdev, const char *name);
 void srnic_debugfs_remove_dev(struct srnic_dev *sdev);
+
+/* srnic_restrack.c: rdma resource show */
+int srnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int srnic_fill_res_qp_entry_raw(struct sk_buff *msg, struct ib_qp *ibqp);
+int srnic_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int srnic_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+int srnic_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq);
+
+/* srnic_stats.c: port counters and `rdma statistic qp` */
+void srnic_port_counters_sum(struct srnic_dev *sdev, u64 *v);
+struct rdma_hw_stats *srnic_counter_alloc_stats(struct rdma_counter *counter);
+int srnic_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
+int srnic_counter_unbind_qp(struct ib_qp *ibqp);
+int srnic_counter_update_stats(struct rdma_counter *counter);
+int srnic_counter_dealloc(struct rdma_counter *counter);
+
+/* srnic_fault.c: fault injection */
+void srnic_fault_init(struct srnic_dev *sdev);
+void srnic_fault_debugfs(struct srnic_dev *sdev);
+bool __srnic_should_fail(struct srnic_dev *sdev, enum srnic_fault_kind k,
+			 u32 qpn);
+
+/* Whether to inject a fault of kind @k here: one load while none is set. */
+static inline bool srnic_should_fail(struct srnic_dev *sdev,
+				     enum srnic_fault_kind k, u32 qpn)
+{
+	return unlikely(test_bit(k, &sdev->faults.armed)) &&
+	       __srnic_should_fail(sdev, k, qpn);
+}
 
 #endif /* SRNIC_LOC_H */

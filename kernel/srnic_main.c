@@ -77,6 +77,9 @@ static void srnic_dealloc_driver(struct ib_device *ibdev)
 	srnic_raw_cleanup(sdev);
 	if (sdev->status_page)
 		__free_page(sdev->status_page);
+	WARN_ON(!xa_empty(&sdev->counters));
+	xa_destroy(&sdev->counters);
+	free_percpu(sdev->pcnt);
 }
 
 static const struct ib_device_ops srnic_link_dev_ops = {
@@ -132,6 +135,9 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->cqs, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->counters, XA_FLAGS_ALLOC1);
+	mutex_init(&sdev->counter_lock);
+	srnic_fault_init(sdev);
 	srnic_raw_init(sdev);
 	/* From here on, srnic_dealloc_driver() undoes whatever was done. */
 	ib_set_device_ops(&sdev->ibdev, &srnic_link_dev_ops);
@@ -140,8 +146,9 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	if (err)
 		goto err_dealloc;
 
+	sdev->pcnt = alloc_percpu(struct srnic_port_counters);
 	sdev->status_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	if (!sdev->status_page) {
+	if (!sdev->status_page || !sdev->pcnt) {
 		err = -ENOMEM;
 		goto err_dealloc;
 	}
@@ -156,7 +163,7 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	srnic_init_device_attr(sdev, &sdev->attr);
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
 	sdev->ibdev.phys_port_cnt = 1;
-	sdev->ibdev.num_comp_vectors = 1;
+	sdev->ibdev.num_comp_vectors = SRNIC_NUM_ENGINES;
 	sdev->ibdev.local_dma_lkey = 0;
 	sdev->ibdev.node_guid = sdev->attr.sys_image_guid;
 	strscpy(sdev->ibdev.node_desc, "srnic", sizeof(sdev->ibdev.node_desc));
@@ -225,6 +232,8 @@ static void srnic_port_event(struct srnic_dev *sdev)
 	sdev->port_state = state;
 	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
 					     IB_EVENT_PORT_ERR;
+	if (state != IB_PORT_ACTIVE)
+		srnic_count(sdev, SRNIC_PC_LINK_DOWNED);
 	ib_dispatch_event(&ev);
 	srnic_dbg(sdev, "port %s\n", state == IB_PORT_ACTIVE ? "active" : "down");
 }

@@ -27,10 +27,6 @@ static void srnic_mr_uncache(void)
 #error "srnic needs CONFIG_INFINIBAND_VIRT_DMA"
 #endif
 
-/* The block sizes of the MTT, as a real RNIC's would be: 4K, 2M and 1G. */
-#define SRNIC_MR_PGSZ_BITMAP \
-	(((SZ_4K | SZ_2M | SZ_1G) & PAGE_MASK) | PAGE_SIZE)
-
 /*
  * Access flags an MR may carry.  Optional flags (relaxed ordering) may be
  * ignored by definition and are not stored.  Atomic and MW-bind rights are
@@ -197,6 +193,8 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = srnic_mr_check_access(access);
 	if (err)
 		return ERR_PTR(err);
+	if (srnic_should_fail(sdev, SRNIC_FAULT_ALLOC, 0))
+		return ERR_PTR(-ENOMEM);
 	/* An implicit ODP MR (start 0, length U64_MAX) covers everything. */
 	if (!(access & IB_ACCESS_ON_DEMAND) || start || length != U64_MAX) {
 		err = srnic_mr_check_range(start, length, iova);

@@ -49,6 +49,13 @@ struct srnic_mr_table {
 	u8 *mw_gen;
 };
 
+/*
+ * The block sizes of the MTT, as a real RNIC's would be: 4K, 2M and 1G
+ * (query_device's page_size_cap reports the same set).
+ */
+#define SRNIC_MR_PGSZ_BITMAP \
+	(((SZ_4K | SZ_2M | SZ_1G) & PAGE_MASK) | PAGE_SIZE)
+
 #define SRNIC_MKEY_KEY_BITS	8
 #define SRNIC_MKEY_KEY_MASK	((1U << SRNIC_MKEY_KEY_BITS) - 1)
 #define srnic_mkey_index(key)	((key) >> SRNIC_MKEY_KEY_BITS)

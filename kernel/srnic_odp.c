@@ -20,6 +20,7 @@
 #include <linux/workqueue.h>
 
 #include "srnic_loc.h"
+#include "srnic_trace.h"
 
 DEFINE_SRCU(srnic_engine_srcu);
 
@@ -35,6 +36,11 @@ struct srnic_odp {
 	struct mutex child_lock;	/* implicit: children made and mapped */
 	atomic_t invalidating;		/* notifiers running on this MR */
 };
+
+bool srnic_odp_is_implicit(const struct srnic_mr *mr)
+{
+	return mr->odp && mr->odp->implicit;
+}
 
 static bool srnic_odp_invalidate(struct mmu_interval_notifier *mni,
 				 const struct mmu_notifier_range *range,
@@ -69,6 +75,7 @@ static bool srnic_odp_invalidate(struct mmu_interval_notifier *mni,
 	ib_umem_odp_unmap_dma_pages(umem, start, end);
 	atomic_dec(&odp->invalidating);
 	mutex_unlock(&umem->umem_mutex);
+	trace_srnic_odp_invalidate(mr, start, end);
 	atomic64_inc(&odp->sdev->odp_stats.invalidations);
 	atomic64_add((end - start) >> umem->page_shift,
 		     &odp->sdev->odp_stats.pages_invalidated);
@@ -315,7 +322,11 @@ int srnic_odp_fault(struct srnic_mr *mr, u64 iova, u64 len, bool write,
 
 	if (srnic_mr_check(mr, mr->pd, 0, iova, len))
 		return -EFAULT;
-	ret = srnic_odp_map(mr, iova, len, write, true);
+	if (srnic_should_fail(mr->odp->sdev, SRNIC_FAULT_ODP, 0))
+		ret = -EFAULT;
+	else
+		ret = srnic_odp_map(mr, iova, len, write, true);
+	trace_srnic_odp_fault(mr, iova, len, prefetch, ret);
 	if (ret < 0)
 		return ret;
 	atomic64_inc(prefetch ? &st->prefetches : &st->page_faults);

@@ -93,6 +93,7 @@ static void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp)
 /* What every QP starts with. */
 int srnic_qp_init(struct srnic_qp *qp, bool receives)
 {
+	INIT_LIST_HEAD(&qp->cnt.node);
 	mutex_init(&qp->lock);
 	spin_lock_init(&qp->rq_lock);
 	refcount_set(&qp->ref, 1);
@@ -161,6 +162,8 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct srnic_ucontext *suc;
 	int err;
 
+	if (srnic_should_fail(sdev, SRNIC_FAULT_ALLOC, 0))
+		return -ENOMEM;
 	if (init->qp_type == IB_QPT_XRC_TGT)
 		return srnic_create_xrc_tgt(sdev, qp, init);
 	if (!udata || !udata->inlen)

@@ -600,12 +600,7 @@ int srnic_destroy_rwq_ind_table(struct ib_rwq_ind_table *ibtbl)
 int srnic_create_rss_qp(struct srnic_dev *sdev, struct srnic_qp *qp,
 			struct ib_qp_init_attr *init, struct ib_udata *udata)
 {
-	const u64 known = SRNIC_RX_HASH_SRC_IPV4 | SRNIC_RX_HASH_DST_IPV4 |
-			  SRNIC_RX_HASH_SRC_IPV6 | SRNIC_RX_HASH_DST_IPV6 |
-			  SRNIC_RX_HASH_SRC_PORT_TCP |
-			  SRNIC_RX_HASH_DST_PORT_TCP |
-			  SRNIC_RX_HASH_SRC_PORT_UDP |
-			  SRNIC_RX_HASH_DST_PORT_UDP;
+	const u64 known = SRNIC_RX_HASH_FIELDS;
 	struct srnic_create_qp_resp resp = {};
 	struct srnic_create_qp_rss_req req;
 	int err;

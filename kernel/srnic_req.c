@@ -9,6 +9,7 @@
 #include <rdma/ib_cache.h>
 
 #include "srnic_loc.h"
+#include "srnic_trace.h"
 
 /* RNR NAK timer encodings of the IB spec (table 45), in microseconds. */
 static const u32 srnic_rnr_usec[32] = {
@@ -193,6 +194,76 @@ static bool srnic_peer_connected(struct srnic_dev *sdev, struct srnic_qp *qp,
  * -EINPROGRESS when it waits for an ODP page fault (qp->fault_wait).
  * Runs inside srnic_engine_srcu: ODP pages it found mapped stay so.
  */
+/*
+ * An injected RNR NAK (debugfs fault/rnr), for requests that need a
+ * receive WQE at the responder: the one case where RNR is an answer.
+ */
+static bool srnic_fault_rnr(struct srnic_qp *dst, u8 opcode)
+{
+	return (opcode == IB_UVERBS_WR_SEND ||
+		opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+		opcode == IB_UVERBS_WR_SEND_WITH_INV ||
+		opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM) &&
+	       srnic_should_fail(to_sdev(dst->ibqp.device), SRNIC_FAULT_RNR,
+				 dst->qpn);
+}
+
+/*
+ * Counts a request @qp sent to @dst (NULL: nobody) and the answer @r, on
+ * both ends: requester and responder may be on different devices.
+ */
+static void srnic_msg_account(struct srnic_qp *qp, struct srnic_qp *dst,
+			      u32 dqpn, u8 opcode, u64 len, enum srnic_resp r)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_dev *ddev = dst ? to_sdev(dst->ibqp.device) : NULL;
+
+	trace_srnic_msg(qp, dqpn, opcode, len, r);
+	srnic_count(sdev, SRNIC_PC_TX_MSGS);
+	srnic_count_n(sdev, SRNIC_PC_TX_BYTES, len);
+	srnic_qp_count(qp, SRNIC_QC_TX_MSGS, 1);
+	srnic_qp_count(qp, SRNIC_QC_TX_BYTES, len);
+	if (!dst)
+		return;
+	switch (r) {
+	case SRNIC_RESP_OK:
+		srnic_count(ddev, SRNIC_PC_RX_MSGS);
+		srnic_count_n(ddev, SRNIC_PC_RX_BYTES, len);
+		srnic_qp_count_resp(dst, SRNIC_QC_RX_MSGS, 1);
+		srnic_qp_count_resp(dst, SRNIC_QC_RX_BYTES, len);
+		break;
+	case SRNIC_RESP_RNR:
+		srnic_count(ddev, SRNIC_PC_RNR_NAKS_SENT);
+		srnic_qp_count_resp(dst, SRNIC_QC_RNR_NAKS_SENT, 1);
+		srnic_count(sdev, SRNIC_PC_RNR_NAKS_RCVD);
+		srnic_qp_count(qp, SRNIC_QC_RNR_NAKS_RCVD, 1);
+		break;
+	case SRNIC_RESP_NAK_INV:
+	case SRNIC_RESP_NAK_ACCESS:
+	case SRNIC_RESP_NAK_OP:
+		srnic_count(ddev, SRNIC_PC_NAKS_SENT);
+		srnic_qp_count_resp(dst, SRNIC_QC_NAKS_SENT, 1);
+		srnic_count(sdev, SRNIC_PC_NAKS_RCVD);
+		srnic_qp_count(qp, SRNIC_QC_NAKS_RCVD, 1);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Holds @qp's request for @usec, to send it again: after RNR or silence. */
+static void srnic_retry_later(struct srnic_qp *qp, bool rnr, u8 left,
+			      unsigned int usec)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+
+	trace_srnic_retry(qp, rnr, left, usec);
+	srnic_count(sdev, rnr ? SRNIC_PC_RNR_RETRIES : SRNIC_PC_RETRANSMITS);
+	srnic_qp_count(qp, rnr ? SRNIC_QC_RNR_RETRIES : SRNIC_QC_RETRANSMITS, 1);
+	qp->rnr_until = jiffies + usecs_to_jiffies(usec);
+	qp->rnr_wait = true;
+}
+
 static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 			    struct srnic_qp *qp)
 {
@@ -232,6 +303,8 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		memcpy(eng->wqe + hdr, slot + hdr, len);
 	raddr = eng->wqe + sizeof(*ctrl);
 	atomic = eng->wqe + sizeof(*ctrl) + sizeof(*raddr);
+	trace_srnic_wqe(qp, qp->sq_cons, ctrl->opcode, ctrl->flags,
+			ctrl->num_sge);
 
 	if (!qp->in_progress) {
 		qp->in_progress = true;
@@ -309,9 +382,12 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		}
 		held = dst;
 		/* Unreachable, wrong Q_Key or not receiving: lost, as on a wire. */
+		r = SRNIC_RESP_DROP;
 		if (dst && dst->ibqp.qp_type == IB_QPT_UD &&
 		    dst->attr.qkey == ud->remote_qkey &&
-		    srnic_resp_recv(eng, dst, &m, true) == SRNIC_RESP_FAULT) {
+		    !srnic_should_fail(sdev, SRNIC_FAULT_DROP, qp->qpn))
+			r = srnic_resp_recv(eng, dst, &m, true);
+		if (r == SRNIC_RESP_FAULT) {
 			/* One host: rather than lose it, wait for the page. */
 			if (srnic_qp_fault(qp, &eng->remote.fault)) {
 				srnic_sg_release(&eng->local);
@@ -320,12 +396,18 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 			}
 			srnic_recv_fail_held(dst, &m, IB_WC_LOC_PROT_ERR);
 		}
+		srnic_msg_account(qp, r == SRNIC_RESP_DROP ? NULL : dst,
+				  ud->remote_qpn, ctrl->opcode, m.len, r);
+		r = SRNIC_RESP_OK;
 		goto release;
 	}
 
 	dst = srnic_batch_peer(eng, qp);
-	if (!dst || !srnic_peer_connected(sdev, qp, dst))
-		r = SRNIC_RESP_DROP;	/* not connected to us */
+	if (!dst || !srnic_peer_connected(sdev, qp, dst) ||
+	    srnic_should_fail(sdev, SRNIC_FAULT_DROP, qp->qpn))
+		r = SRNIC_RESP_DROP;	/* not connected to us, or lost */
+	else if (type != IB_QPT_UC && srnic_fault_rnr(dst, ctrl->opcode))
+		r = SRNIC_RESP_RNR;
 	else if (type == IB_QPT_XRC_INI &&
 		 srnic_xrc_target(dst, ctrl->xrc_srqn, &m))
 		r = SRNIC_RESP_NAK_INV;	/* no such XRC SRQ there */
@@ -383,6 +465,8 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		break;
 	}
 
+	srnic_msg_account(qp, r == SRNIC_RESP_DROP ? NULL : dst,
+			  qp->attr.dest_qp_num, ctrl->opcode, m.len, r);
 	if (r == SRNIC_RESP_FAULT) {
 		/* The responder's page: the requester waits, as for a NAK. */
 		if (srnic_qp_fault(qp, &eng->remote.fault)) {
@@ -408,9 +492,8 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		/* rnr_retry 7 means retry for ever. */
 		if (qp->rnr_left != 7)
 			qp->rnr_left--;
-		qp->rnr_until = jiffies + usecs_to_jiffies(
-			srnic_rnr_usec[dst->attr.min_rnr_timer & 31]);
-		qp->rnr_wait = true;
+		srnic_retry_later(qp, true, qp->rnr_left,
+				  srnic_rnr_usec[dst->attr.min_rnr_timer & 31]);
 		srnic_sg_release(&eng->local);
 		srnic_msg_put(held, &m);
 		return -EAGAIN;
@@ -422,14 +505,17 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 	 */
 	if (r == SRNIC_RESP_DROP && qp->retry_left && qp->attr.timeout) {
 		qp->retry_left--;
-		qp->rnr_until = jiffies + usecs_to_jiffies(
-			(4096ULL << qp->attr.timeout) / NSEC_PER_USEC);
-		qp->rnr_wait = true;
+		srnic_retry_later(qp, false, qp->retry_left,
+				  (4096ULL << qp->attr.timeout) / NSEC_PER_USEC);
 		srnic_sg_release(&eng->local);
 		srnic_msg_put(held, &m);
 		return -EAGAIN;
 	}
 	status = srnic_nak_status(r);
+	if (r == SRNIC_RESP_RNR || r == SRNIC_RESP_DROP)
+		srnic_count(sdev, r == SRNIC_RESP_RNR ?
+			    SRNIC_PC_RNR_RETRY_EXCEEDED :
+			    SRNIC_PC_RETRY_EXCEEDED);
 	/* The responder of an RC access or request error also fails. */
 	if (dst && (r == SRNIC_RESP_NAK_ACCESS || r == SRNIC_RESP_NAK_INV))
 		srnic_qp_set_error(dst);

@@ -78,6 +78,8 @@ int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	if (!udata || !udata->inlen)
 		return -EOPNOTSUPP;
+	if (srnic_should_fail(sdev, SRNIC_FAULT_ALLOC, 0))
+		return -ENOMEM;
 	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC &&
 	    init->srq_type != IB_SRQT_TM)
 		return -EOPNOTSUPP;

@@ -20,7 +20,7 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 	attr->hw_ver = SRNIC_HW_VER;
 	attr->fw_ver = SRNIC_FW_VER;
 	attr->max_mr_size = SRNIC_MAX_MR_SIZE;
-	attr->page_size_cap = PAGE_SIZE;
+	attr->page_size_cap = SRNIC_MR_PGSZ_BITMAP;
 	attr->max_qp = SRNIC_MAX_QP;
 	attr->max_qp_wr = SRNIC_MAX_QP_WR;
 	attr->max_send_sge = SRNIC_MAX_SGE;
@@ -44,7 +44,9 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 	attr->rss_caps.max_rwq_indirection_tables = SRNIC_MAX_WQ;
 	attr->rss_caps.max_rwq_indirection_table_size =
 		SRNIC_MAX_RWQ_IND_TABLE_SIZE;
+	attr->max_raw_ethy_qp = SRNIC_MAX_QP;
 	attr->max_ah = SRNIC_MAX_AH;
+	attr->local_ca_ack_delay = SRNIC_LOCAL_CA_ACK_DELAY;
 	/* List operations execute at once: max_ops only bounds a request. */
 	attr->tm_caps.max_rndv_hdr_size = SRNIC_TM_MAX_RNDV_HDR;
 	attr->tm_caps.max_num_tags = SRNIC_TM_MAX_TAGS;
@@ -56,7 +58,10 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 	 * as user space sees them: LOCAL_INV and SEND_WITH_INV of type 2
 	 * windows (there are no user fast-register MRs).
 	 */
-	attr->device_cap_flags = IB_DEVICE_MEM_WINDOW |
+	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_XRC | SRNIC_DEVICE_ATOMIC_WRITE;
@@ -374,6 +379,16 @@ const struct ib_device_ops srnic_dev_ops = {
 	.query_port = srnic_query_port,
 	.alloc_hw_port_stats = srnic_alloc_hw_port_stats,
 	.get_hw_stats = srnic_get_hw_stats,
+	.counter_alloc_stats = srnic_counter_alloc_stats,
+	.counter_bind_qp = srnic_counter_bind_qp,
+	.counter_unbind_qp = srnic_counter_unbind_qp,
+	.counter_update_stats = srnic_counter_update_stats,
+	.counter_dealloc = srnic_counter_dealloc,
+	.fill_res_qp_entry = srnic_fill_res_qp_entry,
+	.fill_res_qp_entry_raw = srnic_fill_res_qp_entry_raw,
+	.fill_res_cq_entry = srnic_fill_res_cq_entry,
+	.fill_res_mr_entry = srnic_fill_res_mr_entry,
+	.fill_res_srq_entry = srnic_fill_res_srq_entry,
 	.get_port_immutable = srnic_get_port_immutable,
 	.get_link_layer = srnic_get_link_layer,
 	.query_pkey = srnic_query_pkey,

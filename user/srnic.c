@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,12 @@ static int srnic_query_device_ex(struct ibv_context *ibctx,
 	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
 		 "%u.%u.%u", SRNIC_FW_VER_MAJOR(v), SRNIC_FW_VER_MINOR(v),
 		 SRNIC_FW_VER_SUB(v));
+	/* The hash configuration is the driver's: the core does not carry it. */
+	if (attr_size >= offsetof(struct ibv_device_attr_ex, rss_caps) +
+			 sizeof(attr->rss_caps)) {
+		attr->rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+		attr->rss_caps.rx_hash_fields_mask = SRNIC_RX_HASH_FIELDS;
+	}
 	return 0;
 }
 

@@ -235,9 +235,14 @@ FIXTURE_TEARDOWN(raw)
 	}
 }
 
+/* As uverbs_mmap() (kept from children), with any flags, to try them. */
 static void *map(int fd, uint64_t off, size_t len, int prot, int flags)
 {
-	return mmap(NULL, len, prot, flags, fd, off);
+	void *p = mmap(NULL, len, prot, flags, fd, off);
+
+	if (p != MAP_FAILED)
+		madvise(p, len, MADV_DONTFORK);
+	return p;
 }
 
 TEST_F(raw, context_response)

@@ -201,8 +201,7 @@ TEST_F(pair, post_wakes_sleeping_engine)
 	fd = uverbs_open(srnic_test_dev());
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, uverbs_get_context(fd, &raw, NULL, 0));
-	st = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd,
-		  raw.drv.status_mmap_offset);
+	st = uverbs_mmap(fd, 4096, PROT_READ, raw.drv.status_mmap_offset);
 	ASSERT_NE(MAP_FAILED, (void *)st);
 
 	for (round = 0; round < 20; round++) {

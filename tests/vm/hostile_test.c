@@ -528,9 +528,8 @@ TEST_F(teardown, dm_budget_held_while_mapped)
 	ASSERT_NE(NULL, dm);
 	ASSERT_NE(NULL, other);
 	/* A second mapping of the same pages, by the process itself. */
-	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   self->e.ctx->cmd_fd,
-		   (off_t)SRNIC_DM_MMAP_PGOFF(dm->handle) * 4096);
+	map = uverbs_mmap(self->e.ctx->cmd_fd, len, PROT_READ | PROT_WRITE,
+			  (off_t)SRNIC_DM_MMAP_PGOFF(dm->handle) * 4096);
 	ASSERT_NE(MAP_FAILED, map);
 	ASSERT_EQ(0, ibv_free_dm(dm));
 	/* The pages live on: the budget is still spent. */

@@ -30,8 +30,8 @@ static int use_device(struct user_of_device *u, const char *name)
 	if (!u->pd || u->raw_fd < 0 ||
 	    uverbs_get_context(u->raw_fd, &u->raw, NULL, 0))
 		return -1;
-	u->uar = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, u->raw_fd,
-		      u->raw.drv.uar_mmap_offset);
+	u->uar = uverbs_mmap(u->raw_fd, PAGE, PROT_READ | PROT_WRITE,
+			     u->raw.drv.uar_mmap_offset);
 	if (u->uar == MAP_FAILED)
 		return -1;
 	u->uar[0] = 0xc0ffee;

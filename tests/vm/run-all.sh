@@ -32,6 +32,7 @@ run_ksft raw_test
 run_ksft stress_test
 run_ksft hostile_test
 run_ksft adversarial_test
+run_ksft ops_test
 
 # The standard tools on the device.
 if want tools; then

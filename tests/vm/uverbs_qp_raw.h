@@ -178,8 +178,8 @@ static inline int srnic_raw_ring_sq(int fd, uint32_t qp_handle,
 /* Maps the UAR page at @offset of the context on @fd (read/write, shared). */
 static inline void *srnic_raw_map_uar(int fd, uint64_t offset)
 {
-	void *p = mmap(NULL, SRNIC_PAGE_SIZE, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, fd, offset);
+	void *p = uverbs_mmap(fd, SRNIC_PAGE_SIZE, PROT_READ | PROT_WRITE,
+			      offset);
 
 	return p == MAP_FAILED ? NULL : p;
 }

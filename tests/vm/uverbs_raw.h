@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <rdma/ib_user_verbs.h>
 
 #include "srnic-abi.h"
@@ -43,6 +44,24 @@ static inline int srnic_read_sysfs(const char *path, char *buf, size_t len)
 	if (n && buf[n - 1] == '\n')
 		buf[n - 1] = 0;
 	return 0;
+}
+
+/*
+ * mmap() of a uverbs file (UAR, status page, device memory), kept out of
+ * fork()ed children as the provider keeps its own (MADV_DONTFORK): in Linux
+ * 6.12 a fork that copies such a mapping takes the file's disassociation
+ * lock under mmap_lock (rdma_umap_open), the reverse of device removal's
+ * order, and lockdep reports the cycle on the debug kernel.
+ */
+static inline void *uverbs_mmap(int fd, size_t len, int prot, off_t off)
+{
+	void *p = mmap(NULL, len, prot, MAP_SHARED, fd, off);
+
+	if (p != MAP_FAILED && madvise(p, len, MADV_DONTFORK)) {
+		munmap(p, len);
+		return MAP_FAILED;
+	}
+	return p;
 }
 
 /* Opens /dev/infiniband/uverbsN of the ib device called @ibdev. */
