@@ -314,6 +314,8 @@ static int raw_qp_reset(struct raw_qp *g, const struct env *e)
 struct adv_counts {
 	uint64_t posted, executed, cqes, errors, resets, rebuilds, batches;
 	uint64_t succeeded;
+	/* While no thread rewrote the ring: how well-formed the WQEs were. */
+	uint64_t calm_executed, calm_succeeded;
 	uint64_t hostile_doorbells, hostile_cq;
 };
 
@@ -423,7 +425,7 @@ TEST_F_TIMEOUT(adv, random_wqes, 1800)
 	adv_build(_metadata, self, &seed);
 	while (n.executed < ADV_WQES && now_ms() < budget) {
 		uint64_t r = xorshift(&seed);
-		uint32_t k = 1 + r % 16, target, start_cons;
+		uint32_t k = 1 + r % 16, target, start_cons, ran;
 		bool hostile = (r >> 8) % 64 == 0, ended = false;
 		uint64_t end = now_ms() + scaled_ms(WC_MS);
 		int cqes = 0, errors = 0;
@@ -468,11 +470,16 @@ TEST_F_TIMEOUT(adv, random_wqes, 1800)
 			self->g.qp_db->sq_consumer,
 			(unsigned long long)scaled_ms(WC_MS));
 		raw_qp_reap(&self->g, &cqes, &errors);
-		n.executed += (uint32_t)(self->g.qp_db->sq_consumer - start_cons) <= k ?
-			      self->g.qp_db->sq_consumer - start_cons : k;
+		ran = (uint32_t)(self->g.qp_db->sq_consumer - start_cons) <= k ?
+		      self->g.qp_db->sq_consumer - start_cons : k;
+		n.executed += ran;
 		n.cqes += cqes;
 		n.errors += errors;
 		n.succeeded += cqes - errors;
+		if (!scribbling) {
+			n.calm_executed += ran;
+			n.calm_succeeded += cqes - errors;
+		}
 		prod = target;
 		if (hostile || (r >> 16) % 128 == 0) {
 			if (!hostile) {
@@ -514,8 +521,14 @@ TEST_F_TIMEOUT(adv, random_wqes, 1800)
 	       (unsigned long long)n.hostile_doorbells,
 	       (unsigned long long)n.hostile_cq, (unsigned long long)sc.writes);
 	EXPECT_LE(ADV_WQES, n.executed);
-	/* Well-formed WQEs went through: the paths were run, not only refused. */
-	EXPECT_LT(n.executed / 20, n.succeeded);
+	/*
+	 * Well-formed WQEs went through: the paths were run, not only refused.
+	 * Counted before the rewriting thread starts, whose share of the WQEs
+	 * it spoils depends on how fast it runs beside the engine (a debug
+	 * kernel's engine is many times slower).
+	 */
+	EXPECT_LT(n.calm_executed / 20, n.calm_succeeded) TH_LOG("%llu of %llu",
+		(unsigned long long)n.calm_succeeded, (unsigned long long)n.calm_executed);
 	EXPECT_EQ(-1, arena_canaries(&self->ar));
 	adv_after(_metadata, self);
 }
