@@ -70,12 +70,32 @@ td_unload() {
 	TD_PIDS=()
 }
 
-# td_timed NAME CMD...: CMD must finish within TD_LIMIT seconds.
+# td_timed NAME CMD...: CMD must finish within TD_LIMIT seconds.  One that has not by then gets
+# the blocked tasks' stacks written to the console (a hang is then visible, not silent), and after
+# three times the limit it is killed and the check fails.
 td_timed() {
-	local name=$1 start=$EPOCHREALTIME ms
+	local name=$1 start=$EPOCHREALTIME ms pid st dumped=0
 	shift
-	"$@" || { echo "# $name: failed (status $?)"; return 1; }
+	"$@" &
+	pid=$!
+	while kill -0 $pid 2>/dev/null; do
+		ms=$(( (${EPOCHREALTIME/./} - ${start/./}) / 1000 ))
+		if [ $dumped = 0 ] && [ "$ms" -gt $((TD_LIMIT * 1000)) ]; then
+			echo "# $name: still running after $ms ms; blocked tasks follow in the kernel log"
+			echo w >/proc/sysrq-trigger
+			dumped=1
+		elif [ "$ms" -gt $((TD_LIMIT * 3000)) ]; then
+			echo "# $name: killed after $ms ms"
+			echo w >/proc/sysrq-trigger
+			kill -9 $pid
+			break
+		fi
+		sleep 0.1
+	done
+	wait $pid
+	st=$?
 	ms=$(( (${EPOCHREALTIME/./} - ${start/./}) / 1000 ))
+	[ $st = 0 ] || { echo "# $name: failed (status $st) after $ms ms"; return 1; }
 	echo "# $name: $ms ms under load"
 	[ "$ms" -le $((TD_LIMIT * 1000)) ]
 }
