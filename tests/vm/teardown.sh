@@ -161,13 +161,37 @@ td_rmmod() {
 		wait_gid "$SRNIC_DEV"
 }
 
+td_ms_since() { echo $(( (${EPOCHREALTIME/./} - ${1/./}) / 1000 )); }
+
+# td_watch SECONDS NAME: if td_unwatch has not been called within SECONDS, says so and writes
+# the stacks of blocked tasks, of the CPUs, and of every loadgen left to the log (a wait that
+# never ends is then visible, not silent).
+td_watch() {
+	(
+		sleep "$1"
+		echo "# $2: still waiting after $1 s; blocked tasks and CPUs follow in the kernel log"
+		echo w >/proc/sysrq-trigger
+		echo l >/proc/sysrq-trigger
+		for p in $(pgrep -x loadgen); do
+			echo "# loadgen $p: $(cut -d' ' -f3 /proc/$p/stat 2>/dev/null)"
+			sed 's/^/#   /' /proc/$p/stack 2>/dev/null
+		done
+	) &
+	TD_WATCH=$!
+}
+td_unwatch() {
+	kill "$TD_WATCH" 2>/dev/null
+	wait "$TD_WATCH" 2>/dev/null
+}
+
 # Hundreds of processes killed at random points of their set-up or transfer.
 td_kill_storm() {
-	local base wave i d n=0 objs
+	local base wave i d n=0 objs start gone
 	td_make || return 1
 	base=$(td_pinned)
 	d=$(mktemp -d)
 	for wave in $(seq 1 8); do
+		start=$EPOCHREALTIME
 		for i in $(seq 1 25); do
 			"$LOADGEN" traffic $TD_DEV pinned >"$d/$wave.$i" 2>&1 &
 			TD_PIDS+=($!)
@@ -178,7 +202,12 @@ td_kill_storm() {
 			sleep 0.0$((RANDOM % 10))
 		done
 		n=$((n + 25))
+		gone=$EPOCHREALTIME
+		td_watch $((3 * TD_LIMIT)) "kill storm wave $wave"
 		td_unload
+		td_unwatch
+		echo "# kill storm wave $wave: $(td_ms_since "$start") ms, the last of 25 gone" \
+			"$(td_ms_since "$gone") ms after the kills"
 	done
 	echo "# kill storm: $n processes killed mid-transfer"
 	[ "$(td_pinned)" = "$base" ] || { echo "# pinned $(td_pinned), was $base"; return 1; }
