@@ -4,13 +4,15 @@ KVER ?= $(shell scripts/kver.sh)
 KDIR ?= /lib/modules/$(KVER)/build
 BUILD ?= $(CURDIR)/build
 CMAKE_BUILD := $(BUILD)/cmake
-KSFT_INC := $(BUILD)/ksft/include
+# The kselftest tree the VM suites are built in (scripts/ksft-tree.sh).
+KSFT_TREE := $(BUILD)/ksft/linux
+KSFT := $(KSFT_TREE)/tools/testing/selftests
 VM_TIMEOUT ?= 2400
 
-.PHONY: all deps kernel user ksft-headers check check-debug check-host check-vm run bench \
+.PHONY: all deps kernel user ksft check check-debug check-host check-vm run bench \
 	install uninstall clean
 
-all: kernel user
+all: kernel user ksft
 
 deps:
 	@scripts/deps.sh
@@ -18,14 +20,14 @@ deps:
 kernel:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel modules
 
-# kselftest_harness.h and its companions, from Debian's linux-source-6.12.
-ksft-headers: $(KSFT_INC)/kselftest_harness.h
-$(KSFT_INC)/kselftest_harness.h: scripts/ksft-headers.sh
-	scripts/ksft-headers.sh $(KSFT_INC)
+# The VM suites, a kselftest target (tests/vm/Makefile), built as the kernel builds its own:
+# placed in Debian's linux-source-6.12 selftests, then `make TARGETS=...` there.
+ksft:
+	scripts/ksft-tree.sh $(KSFT_TREE)
+	$(MAKE) -C $(KSFT) -j2 TARGETS=drivers/infiniband/srnic
 
-user: ksft-headers
-	cmake -S . -B $(CMAKE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-		-DKSFT_INCLUDE_DIR=$(KSFT_INC) >/dev/null
+user:
+	cmake -S . -B $(CMAKE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(CMAKE_BUILD) -j2
 
 check: deps all
@@ -50,11 +52,12 @@ run: deps all
 bench: deps all
 	SMP=$(SMP) scripts/bench-host.sh
 
+# The provider and srnic.ko for the running kernel (through DKMS when it is installed).
 install: user
-	cmake --install $(CMAKE_BUILD)
+	scripts/install.sh $(BUILD)
 
 uninstall:
-	scripts/uninstall-provider.sh $(CMAKE_BUILD)
+	scripts/uninstall.sh $(BUILD)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel clean

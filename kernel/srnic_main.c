@@ -13,6 +13,7 @@
 
 MODULE_DESCRIPTION("srnic: software RDMA NIC with user-mapped queues and doorbells");
 MODULE_LICENSE("Dual BSD/GPL");
+MODULE_VERSION(SRNIC_VERSION);
 MODULE_ALIAS_RDMA_LINK(SRNIC_LINK_TYPE);
 
 /*

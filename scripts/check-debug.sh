@@ -15,7 +15,7 @@ echo "# debug kernel $(cat "$kb/release") ready after $((SECONDS - start)) s"
 # Kbuild writes next to the sources: the module for this kernel is built in a copy.
 rm -rf "$kb/srnic"
 mkdir -p "$kb/srnic"
-cp -r kernel include "$kb/srnic/"
+cp -r kernel include dkms.conf "$kb/srnic/"
 make -s -C "$kb/src" M="$kb/srnic/kernel" modules
 
 # srnic.max_mr: a table of 32,768 MRs, so the tests that fill it (or a quarter of it) take

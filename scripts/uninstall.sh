@@ -1,13 +1,33 @@
 #!/usr/bin/env bash
-# Removes exactly what `make install` (cmake --install) put in place: the files it recorded in
-# the build's install_manifest.txt, and nothing else.
-# Usage: scripts/uninstall-provider.sh [CMAKE_BUILD_DIR]
+# `make uninstall`: removes exactly what `make install` (scripts/install.sh) put in place: the
+# module (its DKMS registration and source, or the file and then depmod), recorded in
+# BUILD/install-module.txt, and the provider's files, recorded by CMake in install_manifest.txt.
+# A loaded srnic stays loaded: `rdma link del` its devices and `modprobe -r srnic` first.
+# Usage: scripts/uninstall.sh [BUILD_DIR]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-build=${1:-$(dirname "$here")/build/cmake}
-manifest=$build/install_manifest.txt
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$top/build}
+record=$build/install-module.txt
+manifest=$build/cmake/install_manifest.txt
+
+if [ -f "$record" ]; then
+	read -r kind what where <"$record"
+	case $kind in
+	dkms)
+		dkms remove -m srnic -v "$what" --all
+		rm -rf -- "$where"
+		;;
+	file)
+		rm -f -- "$what"
+		depmod -a "$where"
+		;;
+	esac
+	echo "uninstall: removed the module ($kind)"
+	rm -f -- "$record"
+fi
+
 if [ ! -f "$manifest" ]; then
-	echo "uninstall: $manifest not found: nothing was installed from this build" >&2
+	echo "uninstall: $manifest not found: no provider was installed from this build" >&2
 	exit 0
 fi
 while IFS= read -r f || [ -n "$f" ]; do

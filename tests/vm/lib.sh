@@ -2,7 +2,10 @@
 # pass/fail/skip accounting.  Sourced, not executed.
 top=${top:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${BUILD:-$top/build}
-VMBIN=$BUILD/cmake/vm
+# The kselftest tree the suites were built in (scripts/ksft-tree.sh), and the target's binaries.
+KSFT=$BUILD/ksft/linux/tools/testing/selftests
+KSFT_TARGET=drivers/infiniband/srnic
+VMBIN=$KSFT/$KSFT_TARGET
 export RDMAV_DRIVERS=$BUILD/cmake/libsrnic
 export SRNIC_DEV=${SRNIC_DEV:-srnic0}
 export SRNIC_NETDEV=${SRNIC_NETDEV:-srnic_veth0}
@@ -27,8 +30,37 @@ wait_gid() {
 	return 1
 }
 
-# run_ksft SUITE [ARGS]: a kselftest binary; counts its TAP results.
-run_ksft() { run_ksft_always "$@"; }
+# run_ksft_runner CMD...: the kernel's kselftest runner (`make run_tests`, run_kselftest.sh);
+# counts the tests of every suite it ran (its nested TAP), and as one failure a suite that ended
+# in failure with none of its tests failed (a crash, a timeout), as one skip a suite that skipped
+# as a whole (its reason is in the output).
+run_ksft_runner() {
+	local out counts
+	out=$(mktemp)
+	"$@" 2>&1 | while IFS= read -r line; do
+		printf '%s\n' "$line"
+		case $line in
+		"# selftests: "*) start=$SECONDS ;;
+		"# ok "[0-9]* | "# not ok "[0-9]*) echo "#   ($((SECONDS - start)) s into the suite)" ;;
+		esac
+	done | tee "$out"
+	counts=$(awk '
+		/^# selftests: / { ifail = 0; itests = 0; next }
+		/^# not ok [0-9]+ / { f++; ifail++; itests++; next }
+		/^# ok [0-9]+ .*# SKIP/ { s++; itests++; next }
+		/^# ok [0-9]+ / { p++; itests++; next }
+		/^not ok [0-9]+ selftests: / { if (!ifail) f++; next }
+		/^ok [0-9]+ selftests: .*# SKIP/ { if (!itests) s++; next }
+		/^ok [0-9]+ selftests: / { if (!itests) f++; next }
+		END { print p + 0, f + 0, s + 0 }' "$out")
+	# No suite line at all: the runner itself failed.
+	grep -qE '^(not )?ok [0-9]+ selftests: ' "$out" || counts="0 1 0"
+	read -r p f s <<<"$counts"
+	PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
+	rm -f "$out"
+}
+
+# run_ksft_always SUITE [ARGS]: one kselftest binary, directly; counts its TAP results.
 run_ksft_always() {
 	local suite=$1 out start=$SECONDS
 	shift

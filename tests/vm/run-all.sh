@@ -5,34 +5,54 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/vm/lib.sh"
 
+. "$top/tests/vm/tools.sh"	# ibv_*_pingpong, perftest, system calls per post
+
 srnic_setup_main_device || { echo "vm: 0 passed, 1 failed, 0 skipped"; exit 1; }
 
 # SRNIC_SUITES="mr_test hostile_test teardown ..." runs only those parts (default: all); the
-# parts that are not kselftest suites are tools, pyverbs, install, teardown and rmmod.
+# parts that are not kselftest suites are ksft_runner, tools, pyverbs, install, teardown and rmmod.
 want() { [ -z "${SRNIC_SUITES:-}" ] || [[ " $SRNIC_SUITES " == *" $1 "* ]]; }
-run_ksft() { want "$1" && run_ksft_always "$@"; }
 
-# kselftest suites: every TAP line of theirs counts.
-run_ksft device_test
-run_ksft link_test
-run_ksft removal_test
-run_ksft mr_test
-run_ksft mw_test
-run_ksft odp_test
-run_ksft dm_test
-run_ksft xrc_test
-run_ksft pd_test
-run_ksft queue_test
-run_ksft engine_test
-run_ksft traffic_test
-run_ksft qpex_test
-run_ksft cqex_test
-run_ksft tm_test
-run_ksft raw_test
-run_ksft stress_test
-run_ksft hostile_test
-run_ksft adversarial_test
-run_ksft ops_test
+# Time limits: the target's settings give each suite 30 minutes; a slower kernel gets more.
+[ "${SRNIC_TIME_SCALE:-1}" -le 1 ] || export kselftest_override_timeout=$((1800 * SRNIC_TIME_SCALE))
+
+# The kselftest suites, through the kernel's own runner (tests/vm/Makefile is a kselftest
+# target): the whole target with `make run_tests` in the tree it was built in, or the suites
+# SRNIC_SUITES names with run_kselftest.sh of an installed copy (kselftest_install.sh).
+KSFT_INSTALL=/tmp/ksft-install
+mkdir -p -m 755 "$KSFT_INSTALL"
+(cd "$KSFT" && MAKEFLAGS="TARGETS=$KSFT_TARGET" ./kselftest_install.sh "$KSFT_INSTALL") \
+	>/tmp/ksft-install.log 2>&1 || { cat /tmp/ksft-install.log; FAILED=$((FAILED + 1)); }
+if [ -z "${SRNIC_SUITES:-}" ]; then
+	run_ksft_runner make -s --no-print-directory -C "$KSFT" TARGETS=$KSFT_TARGET run_tests
+else
+	ksft_wanted=()
+	for t in $(cat "$KSFT_INSTALL/kselftest-list.txt"); do
+		want "${t#*:}" && ksft_wanted+=(-t "$t")
+	done
+	[ ${#ksft_wanted[@]} = 0 ] || run_ksft_runner "$KSFT_INSTALL/run_kselftest.sh" "${ksft_wanted[@]}"
+fi
+
+# The installed runner as a user of the kernel's selftests runs it: no SRNIC_DEV (the suite makes
+# its own device and removes it), and without root, from a copy of the user's own (the suite
+# skips, saying why).
+if want ksft_runner; then
+devs_before=$(ls /sys/class/infiniband | tr '\n' ' ')
+run_check "run_kselftest.sh: without SRNIC_DEV a suite makes its own device, passes, removes it" \
+	sh -c ": >/tmp/ksft-own.txt; env -u SRNIC_DEV -u SRNIC_NETDEV \
+		$KSFT_INSTALL/run_kselftest.sh -t $KSFT_TARGET:pd_test >>/tmp/ksft-own.txt 2>&1; sed 's/^/#   /' /tmp/ksft-own.txt;
+	       grep -q '^ok 1 selftests: $KSFT_TARGET: pd_test\$' /tmp/ksft-own.txt &&
+	       grep -q 'made srnic_k' /tmp/ksft-own.txt &&
+	       [ \"\$(ls /sys/class/infiniband | tr '\\n' ' ')\" = '$devs_before' ]"
+run_check "run_kselftest.sh: an unprivileged user's run skips the suite, saying why" \
+	sh -c "cp -a $KSFT_INSTALL /tmp/ksft-user && : >/tmp/ksft-user.txt &&
+	       chown -R 65534 /tmp/ksft-user /tmp/ksft-user.txt &&
+	       setpriv --reuid=65534 --regid=65534 --clear-groups env -u SRNIC_DEV \
+		/tmp/ksft-user/run_kselftest.sh -t $KSFT_TARGET:pd_test >>/tmp/ksft-user.txt 2>&1;
+	       sed 's/^/#   /' /tmp/ksft-user.txt;
+	       grep -q '^ok 1 selftests: $KSFT_TARGET: pd_test # SKIP' /tmp/ksft-user.txt &&
+	       grep -q 'needs root' /tmp/ksft-user.txt"
+fi
 
 # The standard tools on the device.
 if want tools; then
@@ -45,24 +65,12 @@ run_check "ibv_devinfo -v: active Ethernet port with RoCEv2 GIDs" \
 	       grep -q 'GID\[ *0\]:.*fe80.*RoCE v2' /tmp/devinfo.txt"
 run_check "rdma link shows $SRNIC_DEV on $SRNIC_NETDEV" \
 	sh -c "rdma link show $SRNIC_DEV/1 | grep -q 'netdev $SRNIC_NETDEV'"
-# ibv_*_pingpong, the eight perftest programs, and system calls per post.
-. "$top/tests/vm/tools.sh"
 run_tools
 fi
 
 # rdma-core's own suite, whole (Debian's python3-pyverbs): every generic test
 # runs; vendor (mlx5, EFA, CUDA) tests skip themselves.
 want pyverbs && run_pyverbs
-
-# make install / make uninstall (the provider part), into the guest's overlay.
-want install && run_check "make uninstall removes exactly what make install put in place" \
-	sh -c "cmake --install $BUILD/cmake >/tmp/install.log &&
-	       test -f /etc/libibverbs.d/srnic.driver &&
-	       ls /usr/lib/*/libibverbs/libsrnic-rdmav34.so >/dev/null &&
-	       $top/scripts/uninstall-provider.sh $BUILD/cmake >/dev/null &&
-	       ! test -e /etc/libibverbs.d/srnic.driver &&
-	       ! ls /usr/lib/*/libibverbs/libsrnic-rdmav34.so 2>/dev/null &&
-	       test -d /etc/libibverbs.d"
 
 # Teardown under load, and a kill -9 storm (tests/vm/teardown.sh).
 . "$top/tests/vm/teardown.sh"
@@ -75,6 +83,10 @@ run_check "rdma link del and rmmod leave no device" \
 	sh -c "rdma link del $SRNIC_DEV && rmmod srnic &&
 	       ! ls /sys/class/infiniband | grep -q ."
 fi
+
+# make install / make uninstall in a fresh root (tests/vm/install.sh); srnic is unloaded by now.
+. "$top/tests/vm/install.sh"
+want install && run_install
 
 # A debug kernel: kmemleak, scanned now that everything srnic made is gone (twice, as its
 # documentation advises, so that objects only just unreferenced count).

@@ -186,11 +186,83 @@ static inline void srnic_scale_timeouts(void)
 			t->timeout *= scale;
 }
 
+/*
+ * Without $SRNIC_DEV a suite makes its own device, as one run by the
+ * kernel's kselftest runner must: a veth pair and `rdma link add` on one
+ * end, removed when the suite's process exits (not its forked tests).
+ */
+static pid_t srnic_own_dev_owner;
+static char srnic_own_netdev[16];
+
+static inline void srnic_own_dev_remove(void)
+{
+	if (getpid() != srnic_own_dev_owner)
+		return;
+	sh("rdma link del %s 2>/dev/null", srnic_test_dev());
+	sh("ip link del %s 2>/dev/null", srnic_own_netdev);
+}
+
+/* NULL when the device is ready, else why the suite cannot run. */
+static inline const char *srnic_own_dev_make(void)
+{
+	int id = getpid() % 100000;
+	struct ibv_context *ctx;
+	char dev[32];
+
+	if (geteuid())
+		return "needs root to make an srnic device (or set SRNIC_DEV)";
+	if (sh("command -v rdma ip modprobe >/dev/null"))
+		return "iproute2's rdma and ip, or modprobe, are missing";
+	if (sh("modprobe srnic"))
+		return "the srnic module does not load (modprobe srnic)";
+	/* The peer is named as tests/vm/lib.sh names it: a final 0 becomes 1. */
+	snprintf(srnic_own_netdev, sizeof(srnic_own_netdev), "srk%d0", id);
+	snprintf(dev, sizeof(dev), "srnic_k%d", id);
+	if (sh("ip link add %s type veth peer name srk%d1 && ip link set %s up &&"
+	       " ip link set srk%d1 up", srnic_own_netdev, id, srnic_own_netdev, id))
+		return "no veth pair could be made (CONFIG_VETH)";
+	srnic_own_dev_owner = getpid();
+	atexit(srnic_own_dev_remove);
+	if (sh("rdma link add %s type srnic netdev %s", dev, srnic_own_netdev))
+		return "rdma link add ... type srnic failed (dmesg says why)";
+	setenv("SRNIC_DEV", dev, 1);
+	setenv("SRNIC_NETDEV", srnic_own_netdev, 1);
+	/*
+	 * The core fills RoCE GIDs from a workqueue, and rewrites the table as
+	 * the netdev's IPv6 link-local address settles: wait for both.
+	 */
+	if (sh("for i in $(seq 1000); do grep -q fe80 /sys/class/infiniband/%s/ports/1/gids/0"
+	       " && ip -6 addr show dev %s scope link -tentative | grep -q inet6 && exit 0;"
+	       " sleep 0.01; done; exit 1", dev, srnic_own_netdev))
+		return "the new device got no GID";
+	ctx = open_named(dev);
+	if (!ctx)
+		return "libibverbs has no srnic provider (make install, or RDMAV_DRIVERS)";
+	ibv_close_device(ctx);
+	fprintf(stderr, "# made %s on %s for this suite (SRNIC_DEV unset)\n", dev,
+		srnic_own_netdev);
+	return NULL;
+}
+
+static inline void srnic_test_device(void)
+{
+	const char *name = getenv("SRNIC_DEV"), *why;
+
+	if (name && *name)
+		return;
+	why = srnic_own_dev_make();
+	if (why) {
+		ksft_print_header();
+		ksft_exit_skip("%s\n", why);
+	}
+}
+
 #undef TEST_HARNESS_MAIN
 #define TEST_HARNESS_MAIN \
 	int main(int argc, char **argv) \
 	{ \
 		srnic_scale_timeouts(); \
+		srnic_test_device(); \
 		return test_harness_run(argc, argv); \
 	}
 #endif

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# `make install`: the provider (into libibverbs' provider directory, with
+# /etc/libibverbs.d/srnic.driver naming it) and srnic.ko for the running kernel (KVER_INSTALL=
+# names another): through DKMS when dkms is installed, which also builds it for every kernel
+# installed later; without DKMS, built here into /lib/modules/KVER/updates, then depmod.
+# What it puts in place is recorded (CMake's install_manifest.txt, BUILD/install-module.txt), so
+# `make uninstall` (scripts/uninstall.sh) removes exactly that.
+# Usage: scripts/install.sh [BUILD_DIR]
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$top/build}
+kver=${KVER_INSTALL:-$(uname -r)}
+record=$build/install-module.txt
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
+
+cmake --install "$build/cmake"
+
+if command -v dkms >/dev/null; then
+	src=/usr/src/srnic-$version
+	# A reinstall replaces what an earlier one left.
+	dkms remove -m srnic -v "$version" --all >/dev/null 2>&1 || true
+	rm -rf "$src"
+	mkdir -p "$src/kernel" "$src/include"
+	cp "$top/dkms.conf" "$src/"
+	cp "$top"/kernel/Kbuild "$top"/kernel/*.[ch] "$src/kernel/"
+	cp "$top/include/srnic-abi.h" "$src/include/"
+	dkms add -m srnic -v "$version"
+	dkms install -m srnic -v "$version" -k "$kver"
+	echo "dkms $version $src" >"$record"
+else
+	make -C "/lib/modules/$kver/build" M="$top/kernel" modules
+	make -C "/lib/modules/$kver/build" M="$top/kernel" INSTALL_MOD_DIR=updates modules_install
+	depmod -a "$kver"
+	echo "file /lib/modules/$kver/updates/srnic.ko $kver" >"$record"
+fi
+echo "install: srnic.ko for $kver ($(cut -d' ' -f1 "$record")) and the provider; load it with modprobe srnic"
