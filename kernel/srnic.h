@@ -209,6 +209,8 @@ enum srnic_port_counter {
 	SRNIC_PC_RNR_RETRY_EXCEEDED,
 	SRNIC_PC_CQ_OVERRUNS,
 	SRNIC_PC_LINK_DOWNED,
+	SRNIC_PC_DUP_REQUESTS,		/* RC/UC requests that came twice */
+	SRNIC_PC_ICRC_ERRORS,		/* requests dropped for a bad ICRC */
 	SRNIC_PC_NUM
 };
 
@@ -254,6 +256,9 @@ enum srnic_fault_kind {
 	SRNIC_FAULT_ODP,		/* an ODP page fault cannot be resolved */
 	SRNIC_FAULT_CQ_OVERRUN,		/* a completion finds its CQ full */
 	SRNIC_FAULT_ALLOC,		/* creating a QP, CQ, SRQ or MR fails */
+	SRNIC_FAULT_DELAY,		/* a request leaves delay_us late */
+	SRNIC_FAULT_DUPLICATE,		/* a request arrives twice */
+	SRNIC_FAULT_CORRUPT,		/* a request fails the ICRC check */
 	SRNIC_FAULT_NUM
 };
 
@@ -273,13 +278,14 @@ struct srnic_fault_file {
 	unsigned long which;
 };
 
-#define SRNIC_FAULT_FILES	(1 + SRNIC_FAULT_NUM * 6)
+#define SRNIC_FAULT_FILES	(2 + SRNIC_FAULT_NUM * 6)
 
 struct srnic_faults {
 	unsigned long armed;		/* kinds whose probability is set */
 	spinlock_t lock;		/* the knobs' state and the generator */
 	struct rnd_state rnd;
 	u64 seed;
+	u32 delay_us;			/* how late a delayed request leaves */
 	struct srnic_fault_knob knob[SRNIC_FAULT_NUM];
 	struct srnic_fault_file file[SRNIC_FAULT_FILES];
 	unsigned int nfiles;
@@ -453,6 +459,7 @@ struct srnic_qp {
 	u8 rnr_left;
 	u8 retry_left;
 	bool in_progress;		/* the WQE at sq_cons was started */
+	bool delayed;			/* ... and held by an injected delay */
 	bool last_wqe_sent;		/* IB_EVENT_QP_LAST_WQE_REACHED raised */
 	u32 visits;
 	int peer_dev;			/* RC/UC: device of the peer, or -1 */

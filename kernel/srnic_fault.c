@@ -6,7 +6,8 @@
  *	/sys/kernel/debug/srnic/<dev>/fault/<kind>/{probability,interval,
  *						   times,qpn,events,injected}
  *
- * with <kind> one of drop, rnr, odp, cq_overrun, alloc (enum
+ * and fault/delay_us, with <kind> one of drop, rnr, odp, cq_overrun, alloc,
+ * delay, duplicate, corrupt (enum
  * srnic_fault_kind).  An event of a kind is eligible if qpn is 0 or names
  * its QP; of the eligible events, every interval-th is a candidate, which
  * fails with the given probability while times (-1: no limit) lasts.
@@ -27,6 +28,9 @@ static const char *const srnic_fault_names[SRNIC_FAULT_NUM] = {
 	[SRNIC_FAULT_ODP] = "odp",
 	[SRNIC_FAULT_CQ_OVERRUN] = "cq_overrun",
 	[SRNIC_FAULT_ALLOC] = "alloc",
+	[SRNIC_FAULT_DELAY] = "delay",
+	[SRNIC_FAULT_DUPLICATE] = "duplicate",
+	[SRNIC_FAULT_CORRUPT] = "corrupt",
 };
 
 void srnic_fault_init(struct srnic_dev *sdev)
@@ -36,6 +40,7 @@ void srnic_fault_init(struct srnic_dev *sdev)
 
 	spin_lock_init(&f->lock);
 	f->seed = 1;
+	f->delay_us = 1000;
 	prandom_seed_state(&f->rnd, f->seed);
 	for (k = 0; k < SRNIC_FAULT_NUM; k++) {
 		f->knob[k].interval = 1;
@@ -73,8 +78,11 @@ out:
 /* A knob file: which device, which kind, which field. */
 enum srnic_fault_field {
 	SRNIC_FF_PROBABILITY, SRNIC_FF_INTERVAL, SRNIC_FF_TIMES, SRNIC_FF_QPN,
-	SRNIC_FF_EVENTS, SRNIC_FF_INJECTED, SRNIC_FF_SEED,
+	SRNIC_FF_EVENTS, SRNIC_FF_INJECTED, SRNIC_FF_SEED, SRNIC_FF_DELAY_US,
 };
+
+/* At most a second: a delay is a slow path, not a lost request. */
+#define SRNIC_FAULT_MAX_DELAY_US	USEC_PER_SEC
 
 #define SRNIC_FF_KIND_SHIFT 8
 
@@ -92,6 +100,7 @@ static int srnic_fault_get(struct srnic_dev *sdev, unsigned long which,
 	case SRNIC_FF_QPN: *val = kn->qpn; break;
 	case SRNIC_FF_EVENTS: *val = kn->events; break;
 	case SRNIC_FF_INJECTED: *val = kn->injected; break;
+	case SRNIC_FF_DELAY_US: *val = f->delay_us; break;
 	default: *val = f->seed; break;
 	}
 	spin_unlock_irq(&f->lock);
@@ -131,6 +140,12 @@ static int srnic_fault_set(struct srnic_dev *sdev, unsigned long which,
 			err = -EINVAL;
 		else
 			kn->qpn = val;
+		break;
+	case SRNIC_FF_DELAY_US:
+		if (val > SRNIC_FAULT_MAX_DELAY_US)
+			err = -EINVAL;
+		else
+			f->delay_us = val;
 		break;
 	case SRNIC_FF_SEED:
 		/* A new seed restarts every sequence, counts included. */
@@ -200,9 +215,10 @@ void srnic_fault_debugfs(struct srnic_dev *sdev)
 	struct dentry *top = debugfs_create_dir("fault", sdev->debugfs);
 	unsigned int k, i;
 
-	BUILD_BUG_ON(SRNIC_FAULT_FILES != 1 + SRNIC_FAULT_NUM * ARRAY_SIZE(files));
+	BUILD_BUG_ON(SRNIC_FAULT_FILES != 2 + SRNIC_FAULT_NUM * ARRAY_SIZE(files));
 	sdev->faults.nfiles = 0;
 	srnic_fault_file(sdev, top, "seed", 0600, SRNIC_FF_SEED);
+	srnic_fault_file(sdev, top, "delay_us", 0600, SRNIC_FF_DELAY_US);
 	for (k = 0; k < SRNIC_FAULT_NUM; k++) {
 		struct dentry *dir = debugfs_create_dir(srnic_fault_names[k],
 							top);

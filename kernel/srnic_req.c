@@ -251,6 +251,58 @@ static void srnic_msg_account(struct srnic_qp *qp, struct srnic_qp *dst,
 	}
 }
 
+/*
+ * Injected faults of the path between requester and responder (debugfs
+ * fault/), what a wire does to a request.  A delayed request leaves
+ * delay_us late, once; its WQE waits as after an RNR NAK, costing no retry.
+ */
+static bool srnic_fault_delay(struct srnic_dev *sdev, struct srnic_qp *qp)
+{
+	if (qp->delayed ||
+	    !srnic_should_fail(sdev, SRNIC_FAULT_DELAY, qp->qpn))
+		return false;
+	qp->delayed = true;
+	qp->rnr_until = jiffies +
+			usecs_to_jiffies(READ_ONCE(sdev->faults.delay_us));
+	qp->rnr_wait = true;
+	return true;
+}
+
+/* A corrupted request fails @dst's ICRC check: dropped there, counted. */
+static bool srnic_fault_corrupt(struct srnic_dev *sdev, struct srnic_qp *qp,
+				struct srnic_qp *dst)
+{
+	if (!srnic_should_fail(sdev, SRNIC_FAULT_CORRUPT, qp->qpn))
+		return false;
+	srnic_count(to_sdev(dst->ibqp.device), SRNIC_PC_ICRC_ERRORS);
+	return true;
+}
+
+/*
+ * A request @dst accepted (@r) arrives a second time.  RC and UC responders
+ * know the copy by its PSN (RC acknowledges it again, UC drops it) and
+ * execute nothing; UD has no PSN, so the copy is one more message, received
+ * if a receive WQE is there and otherwise lost.
+ */
+static enum srnic_resp srnic_fault_duplicate(struct srnic_engine *eng,
+					     struct srnic_qp *qp,
+					     struct srnic_qp *dst,
+					     struct srnic_msg *m,
+					     enum srnic_resp r)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+
+	if (r != SRNIC_RESP_OK ||
+	    !srnic_should_fail(sdev, SRNIC_FAULT_DUPLICATE, qp->qpn))
+		return r;
+	if (qp->ibqp.qp_type != IB_QPT_UD) {
+		srnic_count(to_sdev(dst->ibqp.device), SRNIC_PC_DUP_REQUESTS);
+		return r;
+	}
+	return srnic_resp_recv(eng, dst, m, true) == SRNIC_RESP_FAULT ?
+		       SRNIC_RESP_FAULT : r;
+}
+
 /* Holds @qp's request for @usec, to send it again: after RNR or silence. */
 static void srnic_retry_later(struct srnic_qp *qp, bool rnr, u8 left,
 			      unsigned int usec)
@@ -354,6 +406,10 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 			goto complete;
 		}
 	}
+	if (type != IB_QPT_RAW_PACKET && srnic_fault_delay(sdev, qp)) {
+		srnic_sg_release(&eng->local);
+		return -EAGAIN;
+	}
 	m.opcode = ctrl->opcode;
 	m.len = eng->local.total;
 	m.payload = &eng->local;
@@ -385,8 +441,10 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		r = SRNIC_RESP_DROP;
 		if (dst && dst->ibqp.qp_type == IB_QPT_UD &&
 		    dst->attr.qkey == ud->remote_qkey &&
-		    !srnic_should_fail(sdev, SRNIC_FAULT_DROP, qp->qpn))
-			r = srnic_resp_recv(eng, dst, &m, true);
+		    !srnic_should_fail(sdev, SRNIC_FAULT_DROP, qp->qpn) &&
+		    !srnic_fault_corrupt(sdev, qp, dst))
+			r = srnic_fault_duplicate(eng, qp, dst, &m,
+				srnic_resp_recv(eng, dst, &m, true));
 		if (r == SRNIC_RESP_FAULT) {
 			/* One host: rather than lose it, wait for the page. */
 			if (srnic_qp_fault(qp, &eng->remote.fault)) {
@@ -404,7 +462,8 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 
 	dst = srnic_batch_peer(eng, qp);
 	if (!dst || !srnic_peer_connected(sdev, qp, dst) ||
-	    srnic_should_fail(sdev, SRNIC_FAULT_DROP, qp->qpn))
+	    srnic_should_fail(sdev, SRNIC_FAULT_DROP, qp->qpn) ||
+	    srnic_fault_corrupt(sdev, qp, dst))
 		r = SRNIC_RESP_DROP;	/* not connected to us, or lost */
 	else if (type != IB_QPT_UC && srnic_fault_rnr(dst, ctrl->opcode))
 		r = SRNIC_RESP_RNR;
@@ -464,6 +523,8 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		r = srnic_resp_atomic(eng, dst, &m, &orig);
 		break;
 	}
+	if (dst && r == SRNIC_RESP_OK)
+		r = srnic_fault_duplicate(eng, qp, dst, &m, r);
 
 	srnic_msg_account(qp, r == SRNIC_RESP_DROP ? NULL : dst,
 			  qp->attr.dest_qp_num, ctrl->opcode, m.len, r);
@@ -523,6 +584,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 release:
 complete:
 	qp->in_progress = false;
+	qp->delayed = false;
 	qp->fault_err = 0;
 	/*
 	 * The slot is free before its completion is visible: a provider that

@@ -58,6 +58,8 @@ static const struct rdma_stat_desc srnic_counter_descs[SRNIC_CNT_NUM] = {
 	[SRNIC_CNT_PORT + SRNIC_PC_RNR_RETRY_EXCEEDED] = { .name = "rnr_retry_exceeded" },
 	[SRNIC_CNT_PORT + SRNIC_PC_CQ_OVERRUNS] = { .name = "cq_overruns" },
 	[SRNIC_CNT_PORT + SRNIC_PC_LINK_DOWNED] = { .name = "link_downed" },
+	[SRNIC_CNT_PORT + SRNIC_PC_DUP_REQUESTS] = { .name = "duplicate_request" },
+	[SRNIC_CNT_PORT + SRNIC_PC_ICRC_ERRORS] = { .name = "rx_icrc_errors" },
 };
 
 void srnic_port_counters_sum(struct srnic_dev *sdev, u64 *v)

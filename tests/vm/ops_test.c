@@ -80,7 +80,7 @@ static long long knob_read(const char *kind, const char *field)
 }
 
 static const char *const kinds[] = { "drop", "rnr", "odp", "cq_overrun",
-				     "alloc" };
+				     "alloc", "delay", "duplicate", "corrupt" };
 
 /* Every knob back to "off"; the sequence restarts from seed 1. */
 static void faults_off(void)
@@ -92,6 +92,7 @@ static void faults_off(void)
 		knob_write(kinds[i], "qpn", 0);
 	}
 	knob_write("", "seed", 1);
+	knob_write("", "delay_us", 1000);
 }
 
 /* A command's whole standard output, NUL-terminated (or NULL). */
@@ -497,6 +498,147 @@ TEST_F(ops, lost_ud_messages_follow_the_seed)
 	}
 	EXPECT_EQ(got[0], got[1]) TH_LOG("0x%llx vs 0x%llx",
 		(unsigned long long)got[0], (unsigned long long)got[1]);
+}
+
+/*
+ * One SEND_WITH_IMM of @len bytes from @a to @b, a receive posted for it;
+ * waits for the sender's completion only.
+ */
+static void send_imm(struct __test_metadata *_metadata, struct ep *a,
+		     struct ep *b, uint32_t imm, uint32_t len)
+{
+	uint32_t grh = a->o.type == IBV_QPT_UD ? 40 : 0;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, post_recv(b, imm, 0, len + grh));
+	ASSERT_EQ(0, post_send1(a, IBV_WR_SEND_WITH_IMM, imm, 0, len,
+				IBV_SEND_SIGNALED, NULL, 0, imm));
+	WAIT_WC(a->cq, wc);
+	ASSERT_WC(wc, IBV_WC_SUCCESS, IBV_WC_SEND);
+}
+
+/*
+ * The immediates @b received, in order, up to and including the sentinel
+ * 0xffff (sent last, with no fault armed): what arrived before it is all
+ * that arrived.
+ */
+static int recv_imms(struct __test_metadata *_metadata, struct ep *a,
+		     struct ep *b, uint32_t *imm, int max)
+{
+	struct ibv_wc wc;
+	int n = 0;
+
+	faults_off();
+	send_imm(_metadata, a, b, 0xffff, 8);
+	do {
+		if (poll_one(b->cq, &wc, WC_MS) != 1 ||
+		    wc.status != IBV_WC_SUCCESS || n == max)
+			return -1;
+		imm[n++] = ntohl(wc.imm_data);
+	} while (imm[n - 1] != 0xffff);
+	return n;
+}
+
+TEST_F(ops, delay_holds_one_request_without_a_retry)
+{
+	long long re = hw_counter("retransmits");
+	uint64_t start, took;
+	uint32_t imm[8];
+
+	EXPECT_EQ(-EINVAL, knob_write("", "delay_us", 1000001));
+	ASSERT_EQ(0, knob_write("", "delay_us", 300000));
+	ASSERT_EQ(0, knob_write("delay", "qpn", self->a.qp->qp_num));
+	ASSERT_EQ(0, knob_write("delay", "times", 1));
+	ASSERT_EQ(0, knob_write("delay", "probability", 100));
+	start = now_ms();
+	send_imm(_metadata, &self->a, &self->b, 1, 64);
+	took = now_ms() - start;
+	/* Not before the delay; no upper bound, the machine may be slow. */
+	EXPECT_LE(300, took);
+	EXPECT_EQ(1, knob_read("delay", "injected"));
+	send_imm(_metadata, &self->a, &self->b, 2, 64);
+	ASSERT_EQ(3, recv_imms(_metadata, &self->a, &self->b, imm, 8));
+	EXPECT_EQ(1, imm[0]);
+	EXPECT_EQ(2, imm[1]);
+	EXPECT_EQ(re, hw_counter("retransmits"));
+}
+
+TEST_F(ops, duplicate_is_executed_once_or_received_twice)
+{
+	long long dup = hw_counter("duplicate_request");
+	uint32_t imm[8];
+	int n;
+
+	ASSERT_EQ(0, knob_write("duplicate", "qpn", self->a.qp->qp_num));
+	ASSERT_EQ(0, knob_write("duplicate", "times", 2));
+	ASSERT_EQ(0, knob_write("duplicate", "probability", 100));
+	/* UD's copies need receive WQEs of their own, there when they arrive. */
+	if (variant->type == IBV_QPT_UD) {
+		ASSERT_EQ(0, post_recv(&self->b, 90, 0, 64 + 40));
+		ASSERT_EQ(0, post_recv(&self->b, 91, 0, 64 + 40));
+	}
+	send_imm(_metadata, &self->a, &self->b, 1, 64);
+	send_imm(_metadata, &self->a, &self->b, 2, 64);
+	EXPECT_EQ(2, knob_read("duplicate", "injected"));
+	n = recv_imms(_metadata, &self->a, &self->b, imm, 8);
+	if (variant->type == IBV_QPT_RC) {
+		/* The responder knows a copy by its PSN: acknowledged, not executed. */
+		ASSERT_EQ(3, n);
+		EXPECT_EQ(1, imm[0]);
+		EXPECT_EQ(2, imm[1]);
+		EXPECT_EQ(dup + 2, counter_reaches("duplicate_request", dup + 2));
+	} else {
+		/* UD has no PSN: each copy is one more message. */
+		ASSERT_EQ(5, n);
+		EXPECT_EQ(1, imm[0]);
+		EXPECT_EQ(1, imm[1]);
+		EXPECT_EQ(2, imm[2]);
+		EXPECT_EQ(2, imm[3]);
+	}
+}
+
+TEST_F(ops, duplicate_atomic_adds_once)
+{
+	volatile uint64_t *target = (uint64_t *)(self->b.buf + 4096);
+
+	if (variant->type != IBV_QPT_RC)
+		SKIP(return, "atomics are RC's");
+	*target = 1000;
+	ASSERT_EQ(0, knob_write("duplicate", "qpn", self->a.qp->qp_num));
+	ASSERT_EQ(0, knob_write("duplicate", "probability", 100));
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(IBV_WC_SUCCESS,
+			  rdma_op(&self->a, IBV_WR_ATOMIC_FETCH_AND_ADD, 0, 8,
+				  (uintptr_t)target, self->b.mr->rkey, 5));
+	EXPECT_EQ(4, knob_read("duplicate", "injected"));
+	EXPECT_EQ(1020, *target);
+	/* The last fetch returned the value before its (single) add. */
+	EXPECT_EQ(1015, *(uint64_t *)self->a.buf);
+}
+
+TEST_F(ops, corrupt_is_caught_by_the_icrc_check)
+{
+	long long icrc = hw_counter("rx_icrc_errors");
+	long long re = hw_counter("retransmits");
+	uint32_t imm[8];
+	int n;
+
+	ASSERT_EQ(0, knob_write("corrupt", "qpn", self->a.qp->qp_num));
+	ASSERT_EQ(0, knob_write("corrupt", "times", 1));
+	ASSERT_EQ(0, knob_write("corrupt", "probability", 100));
+	send_imm(_metadata, &self->a, &self->b, 1, 64);
+	EXPECT_EQ(1, knob_read("corrupt", "injected"));
+	EXPECT_EQ(icrc + 1, counter_reaches("rx_icrc_errors", icrc + 1));
+	n = recv_imms(_metadata, &self->a, &self->b, imm, 8);
+	if (variant->type == IBV_QPT_RC) {
+		/* Dropped, then retransmitted after the timeout: delivered once. */
+		ASSERT_EQ(2, n);
+		EXPECT_EQ(1, imm[0]);
+		EXPECT_EQ(re + 1, counter_reaches("retransmits", re + 1));
+	} else {
+		/* UD: lost; its receive WQE takes the sentinel. */
+		ASSERT_EQ(1, n);
+	}
 }
 
 TEST_F(ops, rnr_once_is_retried)
