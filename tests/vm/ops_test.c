@@ -82,6 +82,13 @@ static long long knob_read(const char *kind, const char *field)
 static const char *const kinds[] = { "drop", "rnr", "odp", "cq_overrun",
 				     "alloc", "delay", "duplicate", "corrupt" };
 
+/* Arms @kind for @qpn's events: @times failures (-1: no limit) at @percent. */
+static int arm(const char *kind, uint32_t qpn, int times, int percent)
+{
+	return knob_write(kind, "qpn", qpn) ?: knob_write(kind, "times", times) ?:
+	       knob_write(kind, "probability", percent);
+}
+
 /* Every knob back to "off"; the sequence restarts from seed 1. */
 static void faults_off(void)
 {
@@ -420,9 +427,7 @@ TEST_F(ops, drop_once_is_retransmitted)
 
 	if (variant->type != IBV_QPT_RC)
 		SKIP(return, "RC: a lost UD message is just lost");
-	ASSERT_EQ(0, knob_write("drop", "qpn", self->a.qp->qp_num));
-	ASSERT_EQ(0, knob_write("drop", "times", 1));
-	ASSERT_EQ(0, knob_write("drop", "probability", 100));
+	ASSERT_EQ(0, arm("drop", self->a.qp->qp_num, 1, 100));
 	sends(_metadata, &self->a, &self->b, 3, 512);
 	EXPECT_EQ(1, knob_read("drop", "injected"));
 	EXPECT_EQ(re + 1, counter_reaches("retransmits", re + 1));
@@ -435,8 +440,7 @@ TEST_F(ops, drop_always_exceeds_retries)
 
 	if (variant->type != IBV_QPT_RC)
 		SKIP(return, "RC only");
-	ASSERT_EQ(0, knob_write("drop", "qpn", self->a.qp->qp_num));
-	ASSERT_EQ(0, knob_write("drop", "probability", 100));
+	ASSERT_EQ(0, arm("drop", self->a.qp->qp_num, -1, 100));
 	ASSERT_EQ(0, post_recv(&self->b, 1, 0, 64));
 	ASSERT_EQ(0, post_send1(&self->a, IBV_WR_SEND, 7, 0, 64,
 				IBV_SEND_SIGNALED, NULL, 0, 0));
@@ -547,9 +551,7 @@ TEST_F(ops, delay_holds_one_request_without_a_retry)
 
 	EXPECT_EQ(-EINVAL, knob_write("", "delay_us", 1000001));
 	ASSERT_EQ(0, knob_write("", "delay_us", 300000));
-	ASSERT_EQ(0, knob_write("delay", "qpn", self->a.qp->qp_num));
-	ASSERT_EQ(0, knob_write("delay", "times", 1));
-	ASSERT_EQ(0, knob_write("delay", "probability", 100));
+	ASSERT_EQ(0, arm("delay", self->a.qp->qp_num, 1, 100));
 	start = now_ms();
 	send_imm(_metadata, &self->a, &self->b, 1, 64);
 	took = now_ms() - start;
@@ -569,9 +571,7 @@ TEST_F(ops, duplicate_is_executed_once_or_received_twice)
 	uint32_t imm[8];
 	int n;
 
-	ASSERT_EQ(0, knob_write("duplicate", "qpn", self->a.qp->qp_num));
-	ASSERT_EQ(0, knob_write("duplicate", "times", 2));
-	ASSERT_EQ(0, knob_write("duplicate", "probability", 100));
+	ASSERT_EQ(0, arm("duplicate", self->a.qp->qp_num, 2, 100));
 	/* UD's copies need receive WQEs of their own, there when they arrive. */
 	if (variant->type == IBV_QPT_UD) {
 		ASSERT_EQ(0, post_recv(&self->b, 90, 0, 64 + 40));
@@ -604,8 +604,7 @@ TEST_F(ops, duplicate_atomic_adds_once)
 	if (variant->type != IBV_QPT_RC)
 		SKIP(return, "atomics are RC's");
 	*target = 1000;
-	ASSERT_EQ(0, knob_write("duplicate", "qpn", self->a.qp->qp_num));
-	ASSERT_EQ(0, knob_write("duplicate", "probability", 100));
+	ASSERT_EQ(0, arm("duplicate", self->a.qp->qp_num, -1, 100));
 	for (int i = 0; i < 4; i++)
 		ASSERT_EQ(IBV_WC_SUCCESS,
 			  rdma_op(&self->a, IBV_WR_ATOMIC_FETCH_AND_ADD, 0, 8,
@@ -623,9 +622,7 @@ TEST_F(ops, corrupt_is_caught_by_the_icrc_check)
 	uint32_t imm[8];
 	int n;
 
-	ASSERT_EQ(0, knob_write("corrupt", "qpn", self->a.qp->qp_num));
-	ASSERT_EQ(0, knob_write("corrupt", "times", 1));
-	ASSERT_EQ(0, knob_write("corrupt", "probability", 100));
+	ASSERT_EQ(0, arm("corrupt", self->a.qp->qp_num, 1, 100));
 	send_imm(_metadata, &self->a, &self->b, 1, 64);
 	EXPECT_EQ(1, knob_read("corrupt", "injected"));
 	EXPECT_EQ(icrc + 1, counter_reaches("rx_icrc_errors", icrc + 1));
@@ -648,9 +645,7 @@ TEST_F(ops, rnr_once_is_retried)
 
 	if (variant->type != IBV_QPT_RC)
 		SKIP(return, "RC only");
-	ASSERT_EQ(0, knob_write("rnr", "qpn", self->b.qp->qp_num));
-	ASSERT_EQ(0, knob_write("rnr", "times", 1));
-	ASSERT_EQ(0, knob_write("rnr", "probability", 100));
+	ASSERT_EQ(0, arm("rnr", self->b.qp->qp_num, 1, 100));
 	sends(_metadata, &self->a, &self->b, 2, 64);
 	EXPECT_EQ(sent + 1, counter_reaches("rnr_naks_sent", sent + 1));
 	EXPECT_EQ(retries + 1, counter_reaches("rnr_retries", retries + 1));
@@ -666,8 +661,7 @@ TEST_F(ops, rnr_without_retries_fails_the_send)
 		SKIP(return, "RC only");
 	o.rnr_retry = 0;
 	ASSERT_EQ(0, pair_make(&self->e, &o, &o, &c, &d));
-	ASSERT_EQ(0, knob_write("rnr", "qpn", d.qp->qp_num));
-	ASSERT_EQ(0, knob_write("rnr", "probability", 100));
+	ASSERT_EQ(0, arm("rnr", d.qp->qp_num, -1, 100));
 	ASSERT_EQ(0, post_recv(&d, 1, 0, 64));	/* posted, yet RNR */
 	ASSERT_EQ(0, post_send1(&c, IBV_WR_SEND, 9, 0, 64,
 				IBV_SEND_SIGNALED, NULL, 0, 0));
@@ -719,9 +713,7 @@ TEST_F(ops, cq_overrun_raises_cq_error)
 	long long ov = hw_counter("cq_overruns");
 	struct ibv_wc wc;
 
-	ASSERT_EQ(0, knob_write("cq_overrun", "qpn", self->a.qp->qp_num));
-	ASSERT_EQ(0, knob_write("cq_overrun", "times", 1));
-	ASSERT_EQ(0, knob_write("cq_overrun", "probability", 100));
+	ASSERT_EQ(0, arm("cq_overrun", self->a.qp->qp_num, 1, 100));
 	ASSERT_EQ(0, post_recv(&self->b, 1, 0, 64));
 	ASSERT_EQ(0, post_send1(&self->a, IBV_WR_SEND, 3, 0, 64,
 				IBV_SEND_SIGNALED, NULL, 0, 0));
