@@ -533,32 +533,3 @@ struct srnic_mr *srnic_mr_get_next(struct srnic_dev *sdev, u32 *index)
 		*index = i;
 	return mr;
 }
-
-/*
- * Copies @len bytes between @buf and @mr at @iova (into the MR if @to_mr).
- * The range is checked again here; permissions are srnic_mr_check()'s.
- */
-int srnic_mr_copy(struct srnic_mr *mr, u64 iova, void *buf, size_t len,
-		  bool to_mr)
-{
-	size_t contig, n;
-	void *kva;
-
-	if (iova < mr->iova || len > mr->length ||
-	    iova - mr->iova > mr->length - len)
-		return -EFAULT;
-	while (len) {
-		kva = srnic_mr_kva(mr, iova, &contig);
-		if (WARN_ON_ONCE(!kva))
-			return -EFAULT;
-		n = min(len, contig);
-		if (to_mr)
-			memcpy(kva, buf, n);
-		else
-			memcpy(buf, kva, n);
-		buf += n;
-		iova += n;
-		len -= n;
-	}
-	return 0;
-}

@@ -10,7 +10,7 @@
  *
  *	mr = srnic_mr_get(sdev, key);		   NULL: bad key
  *	err = srnic_mr_check(mr, pd, access, iova, len);
- *	... srnic_mr_kva() / srnic_mr_copy() ...
+ *	... srnic_mr_kva() ...
  *	srnic_mr_put(mr);
  *
  * While the reference is held the MR's translation, PD and access flags do
@@ -225,8 +225,6 @@ static inline void *srnic_mr_kva(struct srnic_mr *mr, u64 iova, size_t *contig)
 	*contig = min(pgsz - in_block, left);
 	return mtt->blocks[off >> mtt->page_shift] + in_block;
 }
-int srnic_mr_copy(struct srnic_mr *mr, u64 iova, void *buf, size_t len,
-		  bool to_mr);
 
 /*
  * On-demand paging (srnic_odp.c).  An ODP MR pins nothing: its translation

@@ -150,7 +150,7 @@ static int srnic_get_port_immutable(struct ib_device *ibdev, u32 port,
 	immutable->gid_tbl_len = attr.gid_tbl_len;
 	/*
 	 * RoCEv2 only, without MAD/CM: the port gets RoCEv2 GIDs from the
-	 * netdev's addresses.  Management QPs come with the datapath.
+	 * netdev's addresses.  No QP1 yet, so no ib_mad/ib_cm/rdma_cm.
 	 */
 	immutable->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP |
 				    RDMA_CORE_CAP_ETH_AH;
@@ -328,8 +328,8 @@ int srnic_udata_in(struct ib_udata *udata, void *req, size_t len)
 }
 
 /*
- * The datapath arrives with the engine; until then the verbs the core
- * requires of every device for kernel consumers refuse cleanly.
+ * Kernel consumers are not served yet (the engine runs user rings only):
+ * the verbs the core requires of every device for them refuse cleanly.
  */
 static int srnic_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 {
