@@ -497,6 +497,9 @@ void srnic_engine_stop(struct srnic_dev *sdev)
 	if (s->task)
 		kthread_stop(s->task);
 	s->task = NULL;
+	/* For mappings that outlive the device (srnic_mmap_status()). */
+	if (s->status)
+		WRITE_ONCE(s->status->flags, SRNIC_ENGINE_NEED_WAKEUP);
 	srnic_engine_free(&s->thread);
 	for (i = 0; i < s->pool_size; i++)
 		srnic_engine_free(&s->pool[i]);

@@ -91,6 +91,21 @@ void srnic_mmap_free(struct rdma_user_mmap_entry *rdma)
 	kfree(entry);
 }
 
+/*
+ * The status page is mapped as a page rather than through the core's I/O
+ * mapping (rdma_user_mmap_io): at device removal the core zaps those and
+ * then faults the system zero page into a read-only one, which 6.12's mm
+ * reports as a bug (a zero page added to a shared file mapping's rmap).
+ * The page is refcounted, so it outlives the device while mapped, and its
+ * last words are NEED_WAKEUP (srnic_engine_stop): a process still posting
+ * makes the doorbell call and learns that the device is gone.
+ */
+static int srnic_mmap_status(struct vm_area_struct *vma,
+			     struct srnic_mmap_entry *entry)
+{
+	return vm_insert_page(vma, vma->vm_start, entry->page);
+}
+
 int srnic_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rdma;
@@ -121,6 +136,10 @@ int srnic_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	}
 	srnic_vm_flags_clear(vma, never);
 
+	if (entry->type == SRNIC_MMAP_STATUS) {
+		err = srnic_mmap_status(vma, entry);
+		goto out;
+	}
 	err = rdma_user_mmap_io(ibuc, vma, page_to_pfn(entry->page),
 				(size_t)rdma->npages << PAGE_SHIFT,
 				vma->vm_page_prot, rdma);
