@@ -20,14 +20,21 @@ srnic_setup_main_device() {
 }
 
 # wait_gid DEV: the core fills RoCE GIDs from a workqueue; waits (bounded) for the link-local one.
+# Then, bounded, for its netdev's IPv6 link-local address to leave DAD: the core rewrites the GID
+# table as it settles, and a QP connected meanwhile can fail (seen right after a netdev came up).
 wait_gid() {
-	local i
+	local i nd
 	for i in $(seq 1 500); do
-		grep -q fe80 "/sys/class/infiniband/$1/ports/1/gids/0" 2>/dev/null && return 0
+		grep -q fe80 "/sys/class/infiniband/$1/ports/1/gids/0" 2>/dev/null && break
 		sleep 0.01
 	done
-	echo "$1 has no GID 0" >&2
-	return 1
+	[ "$i" -lt 500 ] || { echo "$1 has no GID 0" >&2; return 1; }
+	nd=$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/ndevs/0" 2>/dev/null) || return 0
+	for i in $(seq 1 500); do
+		ip -6 addr show dev "$nd" scope link -tentative 2>/dev/null | grep -q inet6 && return 0
+		sleep 0.01
+	done
+	return 0
 }
 
 # run_ksft_runner CMD...: the kernel's kselftest runner (`make run_tests`, run_kselftest.sh);
