@@ -48,9 +48,10 @@ check-vm: all
 run: deps all
 	qemu/run --timeout 600 --module kernel/srnic.ko -- scripts/demo.sh
 
-# srnic vs rxe, and the guest's limits, in one boot (docs/bench.md).  SMP=N sets the vCPUs.
+# srnic vs rxe, and the guest's limits, in one boot (docs/bench.md).  SMP=N sets the vCPUs;
+# BASE=PATH.ko adds an A/B of this build's srnic against that module.
 bench: deps all
-	SMP=$(SMP) scripts/bench-host.sh
+	SMP=$(SMP) BASE=$(BASE) scripts/bench-host.sh
 
 # The provider and srnic.ko for the running kernel (through DKMS when it is installed).
 install: user

@@ -67,6 +67,17 @@
 #define SRNIC_MAX_UARS_PER_UCONTEXT 256
 #define SRNIC_NUM_ENGINES	1
 /*
+ * Fair scheduling: a message goes in pieces of at most SRNIC_PIECE bytes,
+ * and a visit of the engine thread to a QP ends once it has moved
+ * SRNIC_VISIT_BYTES, so that a QP waits for another's visit, not for its
+ * messages, however large (a 128 MiB SEND once held others for seconds).
+ * A doorbell system call runs only its caller's QP, on its caller's time:
+ * its bound is as loose as the WQE budget's (64 WQEs of 64 KiB).
+ */
+#define SRNIC_PIECE		SZ_64K
+#define SRNIC_VISIT_BYTES	SZ_256K
+#define SRNIC_CALL_BYTES	SZ_4M
+/*
  * How long a responder may take to answer, as 4.096 us << n: the engine
  * thread may be asleep and must be scheduled first, which a loaded host
  * delays by milliseconds (2^12 * 4.096 us = 16.8 ms).
@@ -459,6 +470,13 @@ struct srnic_qp {
 	u8 rnr_left;
 	u8 retry_left;
 	bool in_progress;		/* the WQE at sq_cons was started */
+	/*
+	 * Its pieces: bytes delivered so far, and the length and opcode it
+	 * had when its first piece left (a WQE rewritten meanwhile fails).
+	 */
+	u64 msg_off;
+	u64 msg_len;
+	u8 msg_opcode;
 	bool delayed;			/* ... and held by an injected delay */
 	bool last_wqe_sent;		/* IB_EVENT_QP_LAST_WQE_REACHED raised */
 	u32 visits;
@@ -587,7 +605,15 @@ struct srnic_msg {
 	bool has_inv;			/* SEND_WITH_INV: imm is the rkey */
 	bool solicited;
 	u32 imm;			/* network order, or rkey to invalidate */
-	u64 len;
+	u64 len;			/* the whole message */
+	/*
+	 * The piece this request carries: bytes [off, off + plen) of the
+	 * message.  A message longer than SRNIC_PIECE goes in pieces, one
+	 * request each, so that one QP's large message cannot hold the
+	 * engine from other QPs (srnic_req.c).
+	 */
+	u64 off, plen;
+	bool whole;			/* set by a responder that took it all */
 	const struct srnic_sg *payload;	/* SEND, WRITE */
 	u32 src_qpn;
 	u32 rkey;			/* RDMA, atomics */

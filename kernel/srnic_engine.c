@@ -155,7 +155,8 @@ static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer,
 			if (srnic_qp_idle(qp))
 				continue;
 			done = srnic_qp_process(sdev, &s->thread, qp,
-						SRNIC_ENGINE_BUDGET, timer);
+						SRNIC_ENGINE_BUDGET,
+						SRNIC_VISIT_BYTES, timer);
 			/*
 			 * A QP locked by a doorbell call is busy, not idle:
 			 * the engine must not take that for a pause and sleep.
@@ -238,7 +239,8 @@ void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp)
 	}
 	eng->runs++;
 	srcu = srcu_read_lock(&srnic_engine_srcu);
-	done = srnic_qp_process(sdev, eng, qp, SRNIC_ENGINE_BUDGET, &timer);
+	done = srnic_qp_process(sdev, eng, qp, SRNIC_ENGINE_BUDGET,
+				SRNIC_CALL_BYTES, &timer);
 	srcu_read_unlock(&srnic_engine_srcu, srcu);
 	srnic_engine_return(s, eng);
 	if (done < 0 || done >= SRNIC_ENGINE_BUDGET || timer ||

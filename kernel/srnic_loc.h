@@ -65,6 +65,9 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int srnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int srnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+void srnic_qp_set_active(struct srnic_dev *sdev, u32 qpn, bool active);
+void srnic_qp_unpublish(struct srnic_dev *sdev, u32 qpn);
+void srnic_qp_put(struct srnic_qp *qp);
 
 /* srnic_srq.c */
 int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
@@ -129,7 +132,8 @@ void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp);
 
 /* srnic_req.c */
 int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
-		     struct srnic_qp *qp, int budget, unsigned long *timer);
+		     struct srnic_qp *qp, int budget, u64 max_bytes,
+		     unsigned long *timer);
 
 /* srnic_resp.c */
 int srnic_ring_take(const struct srnic_wq *wq, u32 *cons, const u32 *prod_p,
@@ -242,9 +246,6 @@ static inline u32 srnic_peer_generation(void)
 {
 	return atomic_read(&srnic_peer_gen);
 }
-void srnic_qp_set_active(struct srnic_dev *sdev, u32 qpn, bool active);
-void srnic_qp_unpublish(struct srnic_dev *sdev, u32 qpn);
-void srnic_qp_put(struct srnic_qp *qp);
 
 /* srnic_sysfs.c */
 extern const struct attribute_group srnic_attr_group;

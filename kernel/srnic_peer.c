@@ -48,41 +48,6 @@ int srnic_dev_by_gid(const u8 *gid)
 
 atomic_t srnic_peer_gen = ATOMIC_INIT(0);
 
-/*
- * Which QPs the engine scans and which QPs peers find change only through
- * these two, under the table's lock, with the device's generation bumped
- * in the same critical section: the engine thread's list of active QPs
- * (srnic_engine.c) is made under that lock and used only while the
- * generation has not changed, or inside the SRCU section that a QP
- * leaving the table waits for.
- */
-void srnic_qp_set_active(struct srnic_dev *sdev, u32 qpn, bool active)
-{
-	xa_lock(&sdev->qps);
-	if (active)
-		__xa_set_mark(&sdev->qps, qpn, SRNIC_QP_ACTIVE);
-	else
-		__xa_clear_mark(&sdev->qps, qpn, SRNIC_QP_ACTIVE);
-	WRITE_ONCE(sdev->qps_gen, sdev->qps_gen + 1);
-	xa_unlock(&sdev->qps);
-}
-
-/*
- * Takes QP @qpn out of its device's table.  Then waits for every engine
- * batch that may have begun with the old peer generation: such a batch may
- * still use a cached pointer to the QP (without a reference), so the QP
- * must outlive it.
- */
-void srnic_qp_unpublish(struct srnic_dev *sdev, u32 qpn)
-{
-	xa_lock(&sdev->qps);
-	__xa_erase(&sdev->qps, qpn);
-	WRITE_ONCE(sdev->qps_gen, sdev->qps_gen + 1);
-	xa_unlock(&sdev->qps);
-	atomic_inc(&srnic_peer_gen);
-	synchronize_srcu_expedited(&srnic_engine_srcu);
-}
-
 /* QP @qpn of registry device @dev_id, referenced, or NULL. */
 struct srnic_qp *srnic_peer_get(int dev_id, u32 qpn)
 {
@@ -102,10 +67,4 @@ struct srnic_qp *srnic_peer_get(int dev_id, u32 qpn)
 	}
 	xa_unlock(&srnic_registry);
 	return qp;
-}
-
-void srnic_qp_put(struct srnic_qp *qp)
-{
-	if (refcount_dec_and_test(&qp->ref))
-		complete(&qp->drained);
 }

@@ -101,7 +101,10 @@ int srnic_qp_init(struct srnic_qp *qp, bool receives)
 	srnic_qp_fault_init(qp);
 	qp->state = IB_QPS_RESET;
 	qp->peer_dev = -1;
-	/* Room to hold a receive WQE whose buffer faulted (ODP). */
+	/*
+	 * Room to hold a receive WQE between the pieces of a message, or
+	 * whose buffer faulted (ODP).
+	 */
 	if (receives) {
 		qp->held_rwqe = kzalloc(SRNIC_RECV_WQE_MAX, GFP_KERNEL);
 		if (!qp->held_rwqe)
@@ -362,6 +365,7 @@ static void srnic_qp_reset(struct srnic_qp *qp)
 	qp->peer_dev = -1;
 	qp->sq_cons = 0;
 	qp->in_progress = false;
+	qp->msg_off = 0;
 	qp->rnr_wait = false;
 	qp->fault_err = 0;
 	qp->last_wqe_sent = false;
@@ -492,4 +496,45 @@ int srnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->cap = qp->cap;
 	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
 	return 0;
+}
+
+/*
+ * Which QPs the engine scans and which QPs peers find change only through
+ * these two, under the table's lock, with the device's generation bumped
+ * in the same critical section: the engine thread's list of active QPs
+ * (srnic_engine.c) is made under that lock and used only while the
+ * generation has not changed, or inside the SRCU section that a QP
+ * leaving the table waits for.
+ */
+void srnic_qp_set_active(struct srnic_dev *sdev, u32 qpn, bool active)
+{
+	xa_lock(&sdev->qps);
+	if (active)
+		__xa_set_mark(&sdev->qps, qpn, SRNIC_QP_ACTIVE);
+	else
+		__xa_clear_mark(&sdev->qps, qpn, SRNIC_QP_ACTIVE);
+	WRITE_ONCE(sdev->qps_gen, sdev->qps_gen + 1);
+	xa_unlock(&sdev->qps);
+}
+
+/*
+ * Takes QP @qpn out of its device's table.  Then waits for every engine
+ * batch that may have begun with the old peer generation: such a batch may
+ * still use a cached pointer to the QP (without a reference), so the QP
+ * must outlive it.
+ */
+void srnic_qp_unpublish(struct srnic_dev *sdev, u32 qpn)
+{
+	xa_lock(&sdev->qps);
+	__xa_erase(&sdev->qps, qpn);
+	WRITE_ONCE(sdev->qps_gen, sdev->qps_gen + 1);
+	xa_unlock(&sdev->qps);
+	atomic_inc(&srnic_peer_gen);
+	synchronize_srcu_expedited(&srnic_engine_srcu);
+}
+
+void srnic_qp_put(struct srnic_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->drained);
 }

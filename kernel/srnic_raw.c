@@ -274,7 +274,7 @@ static void srnic_raw_deliver(struct srnic_dev *sdev, struct srnic_engine *eng,
 	struct srnic_raw_stats *st = &sdev->raw_stats;
 	struct srnic_msg m = {
 		.opcode = IB_UVERBS_WR_SEND, .len = frame->total,
-		.payload = frame,
+		.plen = frame->total, .payload = frame,
 	};
 	enum srnic_resp r;
 

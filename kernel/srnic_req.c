@@ -208,29 +208,84 @@ static bool srnic_fault_rnr(struct srnic_qp *dst, u8 opcode)
 				 dst->qpn);
 }
 
+/* Whether the piece @m carries ends its message. */
+static bool srnic_msg_last(const struct srnic_msg *m)
+{
+	return m->whole || m->off + m->plen >= m->len;
+}
+
+/*
+ * Messages that go in pieces (srnic_msg_piece): the others carry at most
+ * 8 bytes, or are datagrams of one MTU at most.
+ */
+static bool srnic_opcode_pieces(u8 op)
+{
+	switch (op) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+	case IB_UVERBS_WR_SEND_WITH_INV:
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+	case IB_UVERBS_WR_RDMA_READ:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * The piece of its message that @qp sends now: the rest from qp->msg_off,
+ * at most SRNIC_PIECE bytes.  A message goes in pieces, one per request,
+ * so that the engine can turn to other QPs between them, as a NIC
+ * interleaves the packets of its QPs.  -EINVAL when the WQE is not what it
+ * was when its first piece left: its owner rewrote it meanwhile.
+ */
+static int srnic_msg_piece(struct srnic_qp *qp, struct srnic_msg *m)
+{
+	if (!qp->msg_off) {
+		qp->msg_len = m->len;
+		qp->msg_opcode = m->opcode;
+	} else if (qp->msg_len != m->len || qp->msg_opcode != m->opcode) {
+		return -EINVAL;
+	}
+	m->off = qp->msg_off;
+	m->plen = m->len - m->off;
+	if (srnic_opcode_pieces(m->opcode))
+		m->plen = min_t(u64, m->plen, SRNIC_PIECE);
+	return 0;
+}
+
 /*
  * Counts a request @qp sent to @dst (NULL: nobody) and the answer @r, on
- * both ends: requester and responder may be on different devices.
+ * both ends: requester and responder may be on different devices.  Bytes
+ * are counted by piece; a message is sent with its first piece and
+ * received with its last.
  */
 static void srnic_msg_account(struct srnic_qp *qp, struct srnic_qp *dst,
-			      u32 dqpn, u8 opcode, u64 len, enum srnic_resp r)
+			      u32 dqpn, const struct srnic_msg *m,
+			      enum srnic_resp r)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	struct srnic_dev *ddev = dst ? to_sdev(dst->ibqp.device) : NULL;
+	u64 len = m->plen;
 
-	trace_srnic_msg(qp, dqpn, opcode, len, r);
-	srnic_count(sdev, SRNIC_PC_TX_MSGS);
+	trace_srnic_msg(qp, dqpn, m->opcode, len, r);
 	srnic_count_n(sdev, SRNIC_PC_TX_BYTES, len);
-	srnic_qp_count(qp, SRNIC_QC_TX_MSGS, 1);
 	srnic_qp_count(qp, SRNIC_QC_TX_BYTES, len);
+	if (!m->off) {
+		srnic_count(sdev, SRNIC_PC_TX_MSGS);
+		srnic_qp_count(qp, SRNIC_QC_TX_MSGS, 1);
+	}
 	if (!dst)
 		return;
 	switch (r) {
 	case SRNIC_RESP_OK:
-		srnic_count(ddev, SRNIC_PC_RX_MSGS);
 		srnic_count_n(ddev, SRNIC_PC_RX_BYTES, len);
-		srnic_qp_count_resp(dst, SRNIC_QC_RX_MSGS, 1);
 		srnic_qp_count_resp(dst, SRNIC_QC_RX_BYTES, len);
+		if (srnic_msg_last(m)) {
+			srnic_count(ddev, SRNIC_PC_RX_MSGS);
+			srnic_qp_count_resp(dst, SRNIC_QC_RX_MSGS, 1);
+		}
 		break;
 	case SRNIC_RESP_RNR:
 		srnic_count(ddev, SRNIC_PC_RNR_NAKS_SENT);
@@ -317,7 +372,7 @@ static void srnic_retry_later(struct srnic_qp *qp, bool rnr, u8 left,
 }
 
 static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
-			    struct srnic_qp *qp)
+			  struct srnic_qp *qp, u64 *bytes)
 {
 	enum ib_qp_type type = qp->ibqp.qp_type;
 	u32 stride = 1U << qp->sq.log_stride;
@@ -412,6 +467,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 	}
 	m.opcode = ctrl->opcode;
 	m.len = eng->local.total;
+	m.plen = m.len;
 	m.payload = &eng->local;
 	m.solicited = ctrl->flags & SRNIC_WQE_SOLICITED;
 	m.has_imm = ctrl->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
@@ -455,11 +511,15 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 			srnic_recv_fail_held(dst, &m, IB_WC_LOC_PROT_ERR);
 		}
 		srnic_msg_account(qp, r == SRNIC_RESP_DROP ? NULL : dst,
-				  ud->remote_qpn, ctrl->opcode, m.len, r);
+				  ud->remote_qpn, &m, r);
 		r = SRNIC_RESP_OK;
 		goto release;
 	}
 
+	if (srnic_msg_piece(qp, &m)) {
+		status = IB_WC_LOC_QP_OP_ERR;
+		goto release;
+	}
 	dst = srnic_batch_peer(eng, qp);
 	if (!dst || !srnic_peer_connected(sdev, qp, dst) ||
 	    srnic_should_fail(sdev, SRNIC_FAULT_DROP, qp->qpn) ||
@@ -484,12 +544,12 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		 */
 		m.rkey = raddr->rkey;
 		m.raddr = raddr->remote_addr;
-		if (!srnic_recv_available(dst, &m)) {
+		if (srnic_msg_last(&m) && !srnic_recv_available(dst, &m)) {
 			r = SRNIC_RESP_RNR;
 			break;
 		}
 		r = srnic_resp_write(eng, dst, &m);
-		if (r == SRNIC_RESP_OK)
+		if (r == SRNIC_RESP_OK && srnic_msg_last(&m))
 			r = srnic_resp_recv(eng, dst, &m, false);
 		break;
 	case IB_UVERBS_WR_RDMA_WRITE:
@@ -527,7 +587,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		r = srnic_fault_duplicate(eng, qp, dst, &m, r);
 
 	srnic_msg_account(qp, r == SRNIC_RESP_DROP ? NULL : dst,
-			  qp->attr.dest_qp_num, ctrl->opcode, m.len, r);
+			  qp->attr.dest_qp_num, &m, r);
 	if (r == SRNIC_RESP_FAULT) {
 		/* The responder's page: the requester waits, as for a NAK. */
 		if (srnic_qp_fault(qp, &eng->remote.fault)) {
@@ -545,8 +605,16 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 			r = SRNIC_RESP_NAK_ACCESS;
 		}
 	}
-	if (r == SRNIC_RESP_OK)
-		goto release;
+	if (r == SRNIC_RESP_OK) {
+		*bytes += m.plen;
+		if (srnic_msg_last(&m))
+			goto release;
+		/* More pieces: the WQE stays, the next piece goes next. */
+		qp->msg_off += m.plen;
+		srnic_sg_release(&eng->local);
+		srnic_msg_put(held, &m);
+		return 1;
+	}
 	if (type == IB_QPT_UC)
 		goto release;	/* UC has no acknowledgements: lost */
 	if (r == SRNIC_RESP_RNR && qp->rnr_left) {
@@ -585,6 +653,7 @@ release:
 complete:
 	qp->in_progress = false;
 	qp->delayed = false;
+	qp->msg_off = 0;
 	qp->fault_err = 0;
 	/*
 	 * The slot is free before its completion is visible: a provider that
@@ -612,20 +681,25 @@ complete:
 
 /*
  * Runs up to @budget send WQEs of @qp with @eng: the engine thread's, or a
- * doorbell system call's.  qp->lock makes them take turns, so the QP's
- * WQEs execute one at a time and in order whoever runs them.  Returns the
- * work done, or -EBUSY if the QP is locked (by the other executor, or by a
- * modify_qp); @timer gets the earliest time a held WQE may be retried.
+ * doorbell system call's, and about @max_bytes of their data (a piece
+ * more at most).
+ * qp->lock makes them take turns, so the QP's WQEs execute one at a time
+ * and in order whoever runs them.  Returns the WQEs done (@budget when the
+ * visit ended with work left), or -EBUSY if the QP is locked (by the other
+ * executor, or by a modify_qp); @timer gets the earliest time a held WQE
+ * may be retried.
  *
  * The caller holds srnic_engine_srcu for the batch: ODP invalidations and
  * removals of MRs and QPs wait for it, so the batch may use the QP's
  * cached MRs and peer, and ODP pages it found mapped stay so.
  */
 int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
-		     struct srnic_qp *qp, int budget, unsigned long *timer)
+		     struct srnic_qp *qp, int budget, u64 max_bytes,
+		     unsigned long *timer)
 {
 	u32 prod, n = 1U << qp->sq.log_entries;
 	int done = 0, state, ret;
+	u64 bytes = 0;
 
 	/* Never wait: the lock holder runs the QP, or the next scan will. */
 	if (!mutex_trylock(&qp->lock)) {
@@ -664,7 +738,7 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 		}
 		/* The WQE is read after the doorbell that announced it. */
 		smp_rmb();
-		ret = srnic_send_one(sdev, eng, qp);
+		ret = srnic_send_one(sdev, eng, qp, &bytes);
 		if (ret == -EINPROGRESS)
 			break;
 		if (ret == -EAGAIN) {
@@ -672,9 +746,15 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 				*timer = qp->rnr_until;
 			break;
 		}
-		done++;
+		if (!ret)
+			done++;
 		if (READ_ONCE(qp->state) != IB_QPS_RTS)
 			break;
+		/* Its share of this visit: others' turn, then its next. */
+		if (bytes >= max_bytes) {
+			done = budget;
+			break;
+		}
 	}
 	srnic_batch_end(eng);
 out:

@@ -64,6 +64,28 @@ int srnic_ring_take(const struct srnic_wq *wq, u32 *cons, const u32 *prod_p,
  * Returns 1 with a WQE, 0 if none is posted, -EPROTO if the owner's
  * producer counter is impossible (the QP is then put in error).
  */
+/*
+ * The receive WQE @qp holds (taken by an earlier piece of the message, or
+ * for a message that faulted) into @rwqe: 1, or 0 if it holds none.
+ */
+static int srnic_recv_take_held(struct srnic_qp *qp, struct srnic_srq *srq,
+				void *rwqe, u32 *max_sge)
+{
+	int ret = 0;
+
+	if (!READ_ONCE(qp->rwqe_held))
+		return 0;
+	spin_lock(&qp->rq_lock);
+	if (qp->rwqe_held && (!srq || qp->held_srqn == srq->srqn)) {
+		qp->rwqe_held = false;
+		memcpy(rwqe, qp->held_rwqe, SRNIC_RECV_WQE_MAX);
+		*max_sge = qp->held_max_sge;
+		ret = 1;
+	}
+	spin_unlock(&qp->rq_lock);
+	return ret;
+}
+
 static int srnic_recv_take(struct srnic_qp *qp, struct srnic_srq *srq,
 			   void *rwqe, u32 *max_sge)
 {
@@ -71,17 +93,8 @@ static int srnic_recv_take(struct srnic_qp *qp, struct srnic_srq *srq,
 	int ret;
 
 	/* A WQE taken earlier for a message that faulted comes first. */
-	if (READ_ONCE(qp->rwqe_held)) {
-		spin_lock(&qp->rq_lock);
-		if (qp->rwqe_held && (!srq || qp->held_srqn == srq->srqn)) {
-			qp->rwqe_held = false;
-			memcpy(rwqe, qp->held_rwqe, SRNIC_RECV_WQE_MAX);
-			*max_sge = qp->held_max_sge;
-			spin_unlock(&qp->rq_lock);
-			return 1;
-		}
-		spin_unlock(&qp->rq_lock);
-	}
+	if (srnic_recv_take_held(qp, srq, rwqe, max_sge))
+		return 1;
 	if (srq) {
 		struct srnic_srq_db *db = srq->db.kva;
 
@@ -227,16 +240,33 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	u32 grh = ud ? 40 : 0, max_sge, n;
 	struct srnic_cqe cqe = {};
 	enum srnic_resp r;
+	bool more;
 	int ret, err;
 
 	if (!srnic_qp_receives(READ_ONCE(dst->state)))
 		return SRNIC_RESP_DROP;
-	/* A tagged message that matched a tag goes to the tag's buffer. */
+	/*
+	 * A tag matching SRQ takes a message whole: its match, made on the
+	 * first bytes, decides both the buffer and the completion.
+	 */
 	if (srq && srq->tm.tags && place_data &&
-	    dst->ibqp.qp_type == IB_QPT_RC &&
-	    srnic_tm_recv(eng, dst, srq, m, &r))
-		return r;
-	ret = srnic_recv_take(dst, srq, eng->rwqe, &max_sge);
+	    dst->ibqp.qp_type == IB_QPT_RC) {
+		if (m->off)
+			return SRNIC_RESP_NAK_INV;
+		m->plen = m->len;
+		m->whole = true;
+		if (srnic_tm_recv(eng, dst, srq, m, &r))
+			return r;
+	}
+	more = place_data && m->off + m->plen < m->len;
+	/* A later piece continues in the receive WQE the first one took. */
+	if (place_data && m->off) {
+		if (!srnic_recv_take_held(dst, srq, eng->rwqe, &max_sge))
+			return SRNIC_RESP_NAK_INV;
+		ret = 1;
+	} else {
+		ret = srnic_recv_take(dst, srq, eng->rwqe, &max_sge);
+	}
 	if (ret < 0)
 		return SRNIC_RESP_NAK_OP;
 	if (!ret)
@@ -276,8 +306,19 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 			srnic_build_grh(buf, m);
 			srnic_sg_write(&eng->remote, 0, buf, 40);
 		}
-		srnic_sg_copy(&eng->remote, grh, m->payload, 0, m->len);
+		srnic_sg_copy(&eng->remote, grh + m->off, m->payload, m->off,
+			      m->plen);
 		srnic_sg_release(&eng->remote);
+		if (more) {
+			/* Only raw QPs cannot hold one; they get no pieces. */
+			if (WARN_ON_ONCE(!dst->held_rwqe)) {
+				srnic_recv_fail(dst, srq, cqe.wr_id,
+						IB_WC_LOC_QP_OP_ERR);
+				return SRNIC_RESP_NAK_OP;
+			}
+			srnic_recv_hold(dst, srq, eng->rwqe, max_sge);
+			return SRNIC_RESP_OK;
+		}
 	}
 	/* After the data, as the IB spec orders it; a bad rkey fails both. */
 	if (m->has_inv && srnic_mw_invalidate(dst, m->imm, true)) {
@@ -314,14 +355,19 @@ enum srnic_resp srnic_resp_target(struct srnic_qp *dst,
 {
 	struct srnic_dev *ddev = to_sdev(dst->ibqp.device);
 
+	u64 end;
+
 	if (!srnic_qp_receives(READ_ONCE(dst->state)))
 		return SRNIC_RESP_DROP;
-	if (!(dst->attr.qp_access_flags & access))
+	if (!(dst->attr.qp_access_flags & access) ||
+	    check_add_overflow(m->raddr, m->len, &end))
 		return SRNIC_RESP_NAK_ACCESS;
-	if (m->len && srnic_mkey_is_mw(m->rkey) ?
-		    srnic_mw_range(dst, m->rkey, m->raddr, m->len, access, sg) :
+	/* The piece's range: the message's is checked piece by piece. */
+	if (m->plen && srnic_mkey_is_mw(m->rkey) ?
+		    srnic_mw_range(dst, m->rkey, m->raddr + m->off, m->plen,
+				   access, sg) :
 		    srnic_sg_range(ddev, srnic_recv_pd(dst, m), m->rkey,
-				   m->raddr, m->len, access, sg,
+				   m->raddr + m->off, m->plen, access, sg,
 				   /* run by the requester, under its lock */
 				   m->src ? &m->src->rkey_cache : NULL))
 		return SRNIC_RESP_NAK_ACCESS;
@@ -338,7 +384,7 @@ enum srnic_resp srnic_resp_write(struct srnic_engine *eng, struct srnic_qp *dst,
 	r = srnic_resp_target(dst, m, IB_ACCESS_REMOTE_WRITE, &eng->remote);
 	if (r != SRNIC_RESP_OK)
 		return r;
-	srnic_sg_copy(&eng->remote, 0, m->payload, 0, m->len);
+	srnic_sg_copy(&eng->remote, 0, m->payload, m->off, m->plen);
 	srnic_sg_release(&eng->remote);
 	return SRNIC_RESP_OK;
 }
@@ -353,7 +399,7 @@ enum srnic_resp srnic_resp_read(struct srnic_engine *eng, struct srnic_qp *dst,
 	r = srnic_resp_target(dst, m, IB_ACCESS_REMOTE_READ, &eng->remote);
 	if (r != SRNIC_RESP_OK)
 		return r;
-	srnic_sg_copy(into, 0, &eng->remote, 0, m->len);
+	srnic_sg_copy(into, m->off, &eng->remote, 0, m->plen);
 	srnic_sg_release(&eng->remote);
 	return SRNIC_RESP_OK;
 }
@@ -374,6 +420,8 @@ enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst
 	if ((!write && !dst->attr.max_dest_rd_atomic) || m->raddr & 7)
 		return SRNIC_RESP_NAK_INV;
 	m->len = 8;
+	m->off = 0;
+	m->plen = 8;
 	r = srnic_resp_target(dst, m, write ? IB_ACCESS_REMOTE_WRITE :
 					      IB_ACCESS_REMOTE_ATOMIC,
 			      &eng->remote);

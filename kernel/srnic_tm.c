@@ -211,6 +211,7 @@ static u8 srnic_tm_rndv_read(struct srnic_engine *eng,
 		.raddr = get_unaligned_be64(rvh),
 		.rkey = get_unaligned_be32(rvh + 8),
 		.len = get_unaligned_be32(rvh + 12),
+		.plen = get_unaligned_be32(rvh + 12),
 	};
 	enum srnic_resp r;
 
@@ -335,6 +336,7 @@ void srnic_tm_fin(struct srnic_engine *eng, struct srnic_qp *qp, u64 tag)
 	u8 fin[SRNIC_TMH_SIZE] = { SRNIC_TMH_FIN };
 	struct srnic_msg fm = {
 		.opcode = IB_UVERBS_WR_SEND, .len = sizeof(fin),
+		.plen = sizeof(fin),
 		.payload = &eng->local, .src_qpn = qp->qpn,
 	};
 

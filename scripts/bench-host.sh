@@ -7,6 +7,11 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 smp=${SMP:-2}
+# BASE=PATH.ko: an A/B of srnic against that module (built for the same kernel) in the same boot.
+if [ -n "${BASE:-}" ]; then
+	export SRNIC_BENCH_BASE
+	SRNIC_BENCH_BASE=$(realpath -e -- "$BASE") || { echo "bench: no such module: $BASE" >&2; exit 2; }
+fi
 stamp=$(date +%Y%m%d-%H%M%S)
 dir=$top/build/bench/$stamp
 mkdir -p "$dir"

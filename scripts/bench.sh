@@ -59,11 +59,42 @@ pair() {
 # BW: bytes iters peak avg msgrate; latency: bytes iters min max typical avg stdev 99% 99.9%.
 result_lines() { awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5' "$1"; }
 
-bw() {	# bw KEY DEV ARGS...: BW average (MB/s) of the last result line
-	local key=$1 dev=$2
-	shift 2
+bw() {	# bw PREFIX KEY DEV ARGS...: BW average (MB/s) of the last result line
+	local pre=$1 key=$2 dev=$3
+	shift 3
 	pair "$key" "$dev" ib_write_bw "$@" || return 0
-	put "${dev%0}.$key" "$(result_lines "$LOGS/$key.$dev.client" | tail -n 1 | awk '{print $4}')"
+	put "$pre.$key" "$(result_lines "$LOGS/$key.$dev.client" | tail -n 1 | awk '{print $4}')"
+}
+
+# figures DEV PREFIX: the table's perftest figures on DEV, as PREFIX.<figure>.
+figures() {
+	local dev=$1 d=$2 lat sz line
+	bw "$d" write_bw_64k "$dev" -s 65536 -n 1000
+	if pair read_bw_64k "$dev" ib_read_bw -s 65536 -n 1000; then
+		put "$d.read_bw_64k" "$(result_lines "$LOGS/read_bw_64k.$dev.client" | tail -n 1 | awk '{print $4}')"
+	fi
+	bw "$d" write_bw_8qp_64k "$dev" -q 8 -s 65536 -n 1000
+	# Message rate: 8 B writes, 16 per post list, a completion per 16.
+	if pair msg_rate_8b "$dev" ib_write_bw -s 8 -l 16 -Q 16 -n 200000; then
+		put "$d.msg_rate_8b" "$(result_lines "$LOGS/msg_rate_8b.$dev.client" | tail -n 1 | awk '{print $5}')"
+	fi
+	for lat in write send read atomic; do
+		sz=(-s 8)
+		[ $lat = atomic ] && sz=()
+		if pair "${lat}_lat" "$dev" "ib_${lat}_lat" "${sz[@]}" -n 1000; then
+			line=$(result_lines "$LOGS/${lat}_lat.$dev.client" | tail -n 1)
+			put "$d.${lat}_lat_typ" "$(awk '{print $5}' <<<"$line")"
+			put "$d.${lat}_lat_99" "$(awk '{print $8}' <<<"$line")"
+		fi
+	done
+}
+
+# srnic_load new|base: srnic0 again, on this build's module or on $SRNIC_BENCH_BASE's.
+srnic_load() {
+	rdma link del srnic0 2>/dev/null
+	modprobe -r srnic 2>/dev/null || rmmod srnic 2>/dev/null
+	if [ "$1" = base ]; then insmod "$SRNIC_BENCH_BASE"; else modprobe srnic; fi &&
+		rdma link add srnic0 type srnic netdev "$SRNIC_NETDEV" && wait_gid srnic0
 }
 
 put meta.kernel "$(uname -r)"
@@ -84,30 +115,26 @@ grep '^limit\.' "$RAW" | sed 's/^/bench: /'
 
 for dev in "${DEVS[@]}"; do
 	d=${dev%0}
-	bw write_bw_64k "$dev" -s 65536 -n 1000
-	if pair read_bw_64k "$dev" ib_read_bw -s 65536 -n 1000; then
-		put "$d.read_bw_64k" "$(result_lines "$LOGS/read_bw_64k.$dev.client" | tail -n 1 | awk '{print $4}')"
-	fi
-	bw write_bw_8qp_64k "$dev" -q 8 -s 65536 -n 1000
-	# Message rate: 8 B writes, 16 per post list, a completion per 16.
-	if pair msg_rate_8b "$dev" ib_write_bw -s 8 -l 16 -Q 16 -n 200000; then
-		put "$d.msg_rate_8b" "$(result_lines "$LOGS/msg_rate_8b.$dev.client" | tail -n 1 | awk '{print $5}')"
-	fi
-	for lat in write send read atomic; do
-		sz=(-s 8)
-		[ $lat = atomic ] && sz=()
-		if pair "${lat}_lat" "$dev" "ib_${lat}_lat" "${sz[@]}" -n 1000; then
-			line=$(result_lines "$LOGS/${lat}_lat.$dev.client" | tail -n 1)
-			put "$d.${lat}_lat_typ" "$(awk '{print $5}' <<<"$line")"
-			put "$d.${lat}_lat_99" "$(awk '{print $8}' <<<"$line")"
-		fi
-	done
+	figures "$dev" "$d"
 	# The size sweep (CSV/JSON only): few iterations, sizes up to 8 MiB.
 	if pair write_bw_sweep "$dev" ib_write_bw -a -n 50; then
 		result_lines "$LOGS/write_bw_sweep.$dev.client" |
 			awk -v d="$d" '{print d ".sweep." $1 "=" $4}' >>"$RAW"
 	fi
 done
+
+# SRNIC_BENCH_BASE=PATH.ko (make bench BASE=...): this build's srnic figures against that module's,
+# in this boot, alternating base/new for SRNIC_BENCH_ROUNDS rounds (ab.<round>.<new|base>.<figure>;
+# the report's A/B table gives each side's mean).  srnic0 is on this build's module afterwards.
+if [ -n "${SRNIC_BENCH_BASE:-}" ]; then
+	for r in $(seq 1 "${SRNIC_BENCH_ROUNDS:-3}"); do
+		for side in base new; do
+			srnic_load "$side" || { echo "bench: cannot load the $side module"; break 2; }
+			figures srnic0 "ab.$r.$side"
+		done
+	done
+	srnic_load new || exit 1
+fi
 
 # The engine's CPU use while idle: an ibv_rc_pingpong server holds a QP (made before it waits for
 # its client) for 5 s; the kernel thread srnic/srnic0's utime+stime before and after.  rxe has no

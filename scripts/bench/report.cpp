@@ -160,6 +160,50 @@ void write_svg(const std::string &path, const std::vector<Row> &rows, const std:
 	o << "</svg>\n";
 }
 
+// The mean of ab.<round>.<side>.<key> over the rounds that have it.
+Opt ab_mean(const std::vector<std::string> &order, const std::string &side, const std::string &key) {
+	double sum = 0;
+	int n = 0;
+	for (const auto &k : order) {
+		auto dot = k.find('.', 3);
+		if (k.rfind("ab.", 0) != 0 || dot == std::string::npos ||
+		    k.substr(dot + 1) != side + "." + key)
+			continue;
+		if (Opt v = get(k)) {
+			sum += *v;
+			n++;
+		}
+	}
+	return n ? Opt(sum / n) : std::nullopt;
+}
+
+// make bench BASE=...: this build against the base module, each the mean of its rounds; the
+// change is signed so that negative is worse, whichever way the figure improves.
+std::string ab_table(const std::vector<std::string> &order) {
+	std::ostringstream t;
+	int rounds = 0;
+	for (const auto &k : order)
+		if (k.rfind("ab.", 0) == 0)
+			rounds = std::max(rounds, atoi(k.c_str() + 3));
+	if (!rounds)
+		return "";
+	t << "\nA/B: this build (new) against BASE, same boot, alternating, mean of " << rounds
+	  << " rounds\n\n| figure | unit | new | base | change |\n|---|---|---:|---:|---:|\n";
+	for (const Figure &f : kFigures) {
+		Opt a = ab_mean(order, "new", f.key), b = ab_mean(order, "base", f.key), ch;
+		if (!a && !b)
+			continue;
+		if (a && b && *b != 0)
+			ch = (f.lower_better ? *b / *a - 1 : *a / *b - 1) * 100;
+		char pct[32] = "n/a";
+		if (ch)
+			snprintf(pct, sizeof pct, "%+.1f %%", *ch);
+		t << "| " << f.name << " | " << f.unit << " | " << fmt(a) << " | " << fmt(b) << " | "
+		  << pct << " |\n";
+	}
+	return t.str();
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -217,6 +261,7 @@ int main(int argc, char **argv) {
 		if (k.rfind("limit.", 0) == 0)
 			t << " " << k.substr(6) << "=" << raw[k];
 	t << "\n";
+	t << ab_table(order);
 	std::cout << t.str();
 	std::ofstream(out + "/table.md") << t.str();
 

@@ -45,13 +45,6 @@ static uint64_t adv_seed(struct __test_metadata *_metadata, const char *what)
 	return seed;
 }
 
-static uint64_t scaled_ms(uint64_t ms)
-{
-	const char *s = getenv("SRNIC_TIME_SCALE");
-
-	return s && atoi(s) > 0 ? ms * atoi(s) : ms;
-}
-
 /*
  * [canary][MR a][canary][MR b][canary], REGION bytes each: a grants every
  * access, b only local write; c covers a from another PD; d was

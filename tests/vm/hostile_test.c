@@ -13,19 +13,8 @@
 #include "traffic.h"
 #include "srnic-abi.h"
 
-/*
- * Time limits, with room for TCG and a loaded host; SRNIC_TIME_SCALE
- * stretches them for a debug kernel (KASAN, lockdep), whose every system
- * call is many times slower.
- */
-static uint64_t limit_ms(uint64_t ms)
-{
-	const char *s = getenv("SRNIC_TIME_SCALE");
-
-	return s && atoi(s) > 0 ? ms * atoi(s) : ms;
-}
-
-#define FAST_MS limit_ms(2000)
+/* Time limits, with room for TCG and a loaded host. */
+#define FAST_MS scaled_ms(2000)
 
 FIXTURE(keys) {
 	struct env e;
@@ -471,14 +460,14 @@ TEST_F_TIMEOUT(teardown, thousands_freed_explicitly_in_seconds, 900)
 		ASSERT_EQ(0, ibv_dealloc_mw(mws[i]));
 	TH_LOG("%d windows freed in %llu ms", MANY_MW,
 	       (unsigned long long)(now_ms() - t0));
-	EXPECT_GT(limit_ms(5000), now_ms() - t0);
+	EXPECT_GT(scaled_ms(5000), now_ms() - t0);
 	t0 = now_ms();
 	for (int i = 0; i < self->many_mr; i++)
 		ASSERT_EQ(0, ibv_dereg_mr(mrs[i]));
 	EXPECT_EQ(base, pinned_pages());
 	TH_LOG("%d MRs freed in %llu ms", self->many_mr,
 	       (unsigned long long)(now_ms() - t0));
-	EXPECT_GT(limit_ms(10000), now_ms() - t0);
+	EXPECT_GT(scaled_ms(10000), now_ms() - t0);
 	free(mws);
 	free(mrs);
 }
@@ -517,7 +506,7 @@ TEST_F_TIMEOUT(teardown, thousands_freed_by_exit_in_seconds, 900)
 	EXPECT_EQ(base, pinned_pages());
 	TH_LOG("%d windows and %d MRs freed by exit in %llu ms", MANY_MW,
 	       self->many_mr, (unsigned long long)(now_ms() - t0));
-	EXPECT_GT(limit_ms(10000), now_ms() - t0);
+	EXPECT_GT(scaled_ms(10000), now_ms() - t0);
 	close(fds[0]);
 }
 
