@@ -39,8 +39,23 @@ if [ "$vm_rc" -ne 0 ] && [ "$vm_failed" -eq 0 ]; then
 	vm_failed=1
 fi
 
-passed=$((host_passed + vm_passed))
-failed=$((host_failed + vm_failed))
-echo "# host: $host_passed passed, $host_failed failed; vm: $vm_passed passed, $vm_failed failed, $vm_skipped skipped"
+# Two hosts: two guests on one Ethernet wire (qemu/run-pair), each running tests/vm/pair-smoke.sh.
+pair_passed=0 pair_failed=0
+if [ -z "${SRNIC_SUITES:-}" ] || [[ " $SRNIC_SUITES " == *" pair "* ]]; then
+	echo "# ==== two hosts (qemu/run-pair)"
+	qemu/run-pair --timeout "${PAIR_TIMEOUT:-900}" "${kbuild[@]}" \
+		--module "${SRNIC_MODULE:-kernel/srnic.ko}" -- tests/vm/pair-smoke.sh 2>&1 | tee "$log/pair.txt"
+	pair_rc=${PIPESTATUS[0]}
+	pair_passed=$(grep -cE '^[ab]\| ok - ' "$log/pair.txt")
+	pair_failed=$(grep -cE '^[ab]\| not ok - ' "$log/pair.txt")
+	if [ "$pair_rc" -ne 0 ] && [ "$pair_failed" -eq 0 ]; then
+		echo "not ok - two hosts (qemu/run-pair status $pair_rc: crash, hang or kernel warning)"
+		pair_failed=1
+	fi
+fi
+
+passed=$((host_passed + vm_passed + pair_passed))
+failed=$((host_failed + vm_failed + pair_failed))
+echo "# host: $host_passed passed, $host_failed failed; vm: $vm_passed passed, $vm_failed failed, $vm_skipped skipped; two hosts: $pair_passed passed, $pair_failed failed"
 echo "$passed passed, $failed failed, $vm_skipped skipped"
 [ "$failed" -eq 0 ]

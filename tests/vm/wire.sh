@@ -1,0 +1,67 @@
+# shellcheck shell=bash
+# The wire between the two guests of qemu/run-pair, sourced by what runs in them.
+#   wire_up         eth0 up with this side's addresses; waits (bounded) until the peer answers
+#   wire_sync NAME  returns once the other side has called wire_sync NAME too (a TCP rendezvous
+#                   on the wire: a listens, b connects until a answers)
+#   wire_gid DEV    the GID index of DEV's RoCEv2 GID for this side's IPv4 address
+# WIRE_ROLE (a or b), WIRE_ME, WIRE_PEER (IPv4), WIRE_ME6, WIRE_PEER6 (IPv6) describe the two sides.
+WIRE_ROLE=${SRNIC_WIRE_ROLE:?not in a guest of qemu/run-pair}
+WIRE_IF=eth0
+if [ "$WIRE_ROLE" = a ]; then
+	WIRE_ME=10.47.0.1 WIRE_PEER=10.47.0.2 WIRE_ME6=fd47::1 WIRE_PEER6=fd47::2
+else
+	WIRE_ME=10.47.0.2 WIRE_PEER=10.47.0.1 WIRE_ME6=fd47::2 WIRE_PEER6=fd47::1
+fi
+WIRE_SYNC_PORT=4700
+
+wire_up() {
+	local i
+	ip link set "$WIRE_IF" up &&
+		ip addr add "$WIRE_ME/24" dev "$WIRE_IF" &&
+		ip -6 addr add "$WIRE_ME6/64" dev "$WIRE_IF" nodad || return 1
+	# Until the peer answers: it may still be booting (a minute at most under TCG).
+	for i in $(seq 1 120); do
+		busybox ping -c 1 -W 1 "$WIRE_PEER" >/dev/null 2>&1 && return 0
+	done
+	echo "wire: $WIRE_PEER never answered" >&2
+	return 1
+}
+
+# One rendezvous per name and call: the name is sent and checked, so the two sides cannot pass
+# different points of their scripts for the same one.
+wire_sync() {
+	local name=$1 got i
+	if [ "$WIRE_ROLE" = a ]; then
+		got=$(timeout 300 busybox nc -l -p "$WIRE_SYNC_PORT" </dev/null) || return 1
+		[ "$got" = "$name" ] || { echo "wire: sync $name met $got" >&2; return 1; }
+		return 0
+	fi
+	for i in $(seq 1 600); do
+		echo "$name" | timeout 5 busybox nc "$WIRE_PEER" "$WIRE_SYNC_PORT" 2>/dev/null && return 0
+		sleep 0.5
+	done
+	echo "wire: sync $name: $WIRE_PEER never listened" >&2
+	return 1
+}
+
+wire_gid() {
+	local dev=$1 i want
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${WIRE_ME//./ })
+	for i in $(seq 0 31); do
+		[ "$(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] &&
+			[ "$(cat "/sys/class/infiniband/$dev/ports/1/gids/$i" 2>/dev/null)" = "$want" ] &&
+			{ echo "$i"; return 0; }
+	done
+	return 1
+}
+
+# wire_wait_gid DEV: until DEV has the RoCEv2 GID of this side's IPv4 address (bounded).
+wire_wait_gid() {
+	local i
+	for i in $(seq 1 500); do
+		wire_gid "$1" >/dev/null && return 0
+		sleep 0.01
+	done
+	echo "wire: $1 has no RoCEv2 GID for $WIRE_ME" >&2
+	return 1
+}
