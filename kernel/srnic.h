@@ -148,7 +148,7 @@ struct srnic_engine {
 	 * The connected peer of the QP whose batch of WQEs this engine runs,
 	 * found at the batch's first WQE that needs it (NULL if there is
 	 * none): the QP's cached pointer, or a lookup's, whose reference
-	 * @peer_held is until the batch ends (srnic_batch_peer).
+	 * @peer_held is until the batch ends (srnic_loop_peer).
 	 */
 	struct srnic_qp *peer, *peer_held;
 	bool peer_known;
@@ -480,9 +480,11 @@ struct srnic_qp {
 	bool delayed;			/* ... and held by an injected delay */
 	bool last_wqe_sent;		/* IB_EVENT_QP_LAST_WQE_REACHED raised */
 	u32 visits;
+	/* The transport its requests take (srnic_transport.h), set at RTR. */
+	const struct srnic_transport *xport;
 	int peer_dev;			/* RC/UC: device of the peer, or -1 */
 	/*
-	 * The connected peer as last found (srnic_batch_peer), unreferenced:
+	 * The connected peer as last found (srnic_loop_peer), unreferenced:
 	 * good while the peer generation is @peer_cache_gen, and only inside
 	 * an engine batch's SRCU section.  Under @lock.
 	 */
@@ -616,6 +618,9 @@ struct srnic_msg {
 	bool whole;			/* set by a responder that took it all */
 	const struct srnic_sg *payload;	/* SEND, WRITE */
 	u32 src_qpn;
+	int src_dev;			/* the requester's device (registry id) */
+	u32 dqpn, qkey;			/* UD: the address vector's */
+	u32 xrc_srqn;			/* XRC: the target's SRQ */
 	u32 rkey;			/* RDMA, atomics */
 	u64 raddr;
 	u64 compare_add;
@@ -624,8 +629,13 @@ struct srnic_msg {
 	struct srnic_srq *xrc_srq;	/* XRC: the SRQ the message names */
 	const u8 *sgid;
 	const u8 *dgid;
-	/* RC: the sending QP (a rendezvous reads from it). */
+	/*
+	 * Set by the loopback transport: the sending QP, which a tag
+	 * matching rendezvous reads back from (a wire transport's RDMA READ),
+	 * and the connection's cache of the keys its requests name.
+	 */
 	struct srnic_qp *src;
+	struct srnic_mr_cache *rkey_cache;
 	/* Tag matching: the opcode of the receive completion, if not RECV. */
 	u8 tm_wc;
 	bool tm_unexp;			/* counts as an unexpected message */
@@ -635,6 +645,12 @@ struct srnic_msg {
 	u8 traffic_class;
 	u32 flow_label;
 };
+
+/* Whether the piece @m carries ends its message. */
+static inline bool srnic_msg_last(const struct srnic_msg *m)
+{
+	return m->whole || m->off + m->plen >= m->len;
+}
 
 /* The responder's answer, as an RC requester would get it on the wire. */
 enum srnic_resp {

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Completions: CQEs into user rings, completion and CQ-error events, and
+ * The completer: the answer to each piece of a send WQE becomes the next
+ * piece, a retry (RNR, no answer) or the WQE's completion; and completions
+ * themselves: CQEs into user rings, completion and CQ-error events, and
  * moving a QP to the error state with its outstanding WQEs flushed.
  */
 #include "srnic_loc.h"
 #include "srnic_trace.h"
+#include "srnic_transport.h"
 
 static inline u8 srnic_cqe_owner(u32 n, u32 log)
 {
@@ -293,4 +296,75 @@ int srnic_qp_flush(struct srnic_qp *qp)
 	}
 	spin_unlock(&qp->rq_lock);
 	return done;
+}
+
+static enum ib_wc_status srnic_nak_status(enum srnic_resp r)
+{
+	switch (r) {
+	case SRNIC_RESP_NAK_INV:
+		return IB_WC_REM_INV_REQ_ERR;
+	case SRNIC_RESP_NAK_ACCESS:
+		return IB_WC_REM_ACCESS_ERR;
+	case SRNIC_RESP_NAK_OP:
+		return IB_WC_REM_OP_ERR;
+	case SRNIC_RESP_RNR:
+		return IB_WC_RNR_RETRY_EXC_ERR;
+	default:
+		return IB_WC_RETRY_EXC_ERR;
+	}
+}
+
+/* Holds @qp's request for @usec, to send it again: after RNR or silence. */
+static void srnic_retry_later(struct srnic_qp *qp, bool rnr, u8 left,
+			      unsigned int usec)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+
+	trace_srnic_retry(qp, rnr, left, usec);
+	srnic_count(sdev, rnr ? SRNIC_PC_RNR_RETRIES : SRNIC_PC_RETRANSMITS);
+	srnic_qp_count(qp, rnr ? SRNIC_QC_RNR_RETRIES : SRNIC_QC_RETRANSMITS, 1);
+	qp->rnr_until = jiffies + usecs_to_jiffies(usec);
+	qp->rnr_wait = true;
+}
+
+/*
+ * What the answer @rep to the piece @m of @qp's send WQE means: 1 when the
+ * next piece goes next, -EAGAIN when this piece goes again at qp->rnr_until
+ * (an RNR NAK, or no answer within the transport timer), 0 when the WQE is
+ * done, with its status in *@status.  The retry policy lives here alone.
+ */
+int srnic_comp_answer(struct srnic_qp *qp, const struct srnic_msg *m,
+		      const struct srnic_reply *rep, enum ib_wc_status *status)
+{
+	enum srnic_resp r = rep->r;
+
+	*status = IB_WC_SUCCESS;
+	if (r == SRNIC_RESP_OK)
+		return srnic_msg_last(m) ? 0 : 1;
+	if (qp->ibqp.qp_type == IB_QPT_UC)
+		return 0;	/* UC has no acknowledgements: lost */
+	if (r == SRNIC_RESP_RNR && qp->rnr_left) {
+		/* rnr_retry 7 means retry for ever. */
+		if (qp->rnr_left != 7)
+			qp->rnr_left--;
+		srnic_retry_later(qp, true, qp->rnr_left, rep->rnr_usec);
+		return -EAGAIN;
+	}
+	/*
+	 * No answer (the destination does not receive, e.g. not yet in RTR):
+	 * the request is sent again after the transport timer, 4.096 us <<
+	 * timeout (0: never), retry_cnt times.
+	 */
+	if (r == SRNIC_RESP_DROP && qp->retry_left && qp->attr.timeout) {
+		qp->retry_left--;
+		srnic_retry_later(qp, false, qp->retry_left,
+				  (4096ULL << qp->attr.timeout) / NSEC_PER_USEC);
+		return -EAGAIN;
+	}
+	*status = srnic_nak_status(r);
+	if (r == SRNIC_RESP_RNR || r == SRNIC_RESP_DROP)
+		srnic_count(to_sdev(qp->ibqp.device),
+			    r == SRNIC_RESP_RNR ? SRNIC_PC_RNR_RETRY_EXCEEDED :
+						  SRNIC_PC_RETRY_EXCEEDED);
+	return 0;
 }

@@ -136,6 +136,13 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 		     unsigned long *timer);
 
 /* srnic_resp.c */
+u32 srnic_resp_rnr_usec(const struct srnic_qp *dst);
+bool srnic_resp_accepts(const struct srnic_qp *dst, enum ib_qp_type type,
+			const struct srnic_msg *m);
+void srnic_resp_nak(struct srnic_qp *dst, enum srnic_resp r);
+void srnic_resp_account(struct srnic_qp *dst, const struct srnic_msg *m,
+			enum srnic_resp r);
+int srnic_resp_xrc_srq(struct srnic_qp *dst, u32 srqn, struct srnic_msg *m);
 int srnic_ring_take(const struct srnic_wq *wq, u32 *cons, const u32 *prod_p,
 		    u32 *cons_p, void *rwqe);
 bool srnic_recv_available(struct srnic_qp *qp, const struct srnic_msg *m);
@@ -149,7 +156,7 @@ enum srnic_resp srnic_resp_target(struct srnic_qp *dst,
 enum srnic_resp srnic_resp_write(struct srnic_engine *eng, struct srnic_qp *dst,
 				 struct srnic_msg *m);
 enum srnic_resp srnic_resp_read(struct srnic_engine *eng, struct srnic_qp *dst,
-				struct srnic_msg *m, struct srnic_sg *into);
+				struct srnic_msg *m);
 enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst,
 				  struct srnic_msg *m, u64 *orig);
 
@@ -164,6 +171,9 @@ void srnic_qp_set_error(struct srnic_qp *qp);
 void srnic_send_complete(struct srnic_qp *qp, const struct srnic_wqe_ctrl *ctrl,
 			 enum ib_wc_status status, u32 byte_len);
 int srnic_qp_flush(struct srnic_qp *qp);
+struct srnic_reply;
+int srnic_comp_answer(struct srnic_qp *qp, const struct srnic_msg *m,
+		      const struct srnic_reply *rep, enum ib_wc_status *status);
 
 /* srnic_sg.c; the helpers every WQE runs are inline (see srnic_mr.h) */
 static inline void srnic_sg_release(struct srnic_sg *sg)
@@ -232,14 +242,14 @@ void srnic_sg_write(const struct srnic_sg *dst, u64 doff, const void *buf,
 		    u64 len);
 void srnic_sg_put_u64(const struct srnic_sg *dst, u64 val);
 
-/* srnic_peer.c */
+/* srnic_loop.c: the host-wide device registry of the loopback transport */
 int srnic_registry_add(struct srnic_dev *sdev);
 void srnic_registry_del(struct srnic_dev *sdev);
 int srnic_dev_by_gid(const u8 *gid);
 struct srnic_qp *srnic_peer_get(int dev_id, u32 qpn);
 /*
  * Bumped whenever a QP leaves its device's table: a connected QP's cached
- * peer (srnic_batch_peer) is good only while this has not changed.
+ * peer (srnic_loop_peer) is good only while this has not changed.
  */
 extern atomic_t srnic_peer_gen;
 static inline u32 srnic_peer_generation(void)

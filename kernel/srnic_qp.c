@@ -8,6 +8,7 @@
 #include <rdma/ib_cache.h>
 
 #include "srnic_loc.h"
+#include "srnic_transport.h"
 
 
 static bool srnic_log_in(u32 log, u32 min_bytes, u32 max_bytes)
@@ -101,6 +102,7 @@ int srnic_qp_init(struct srnic_qp *qp, bool receives)
 	srnic_qp_fault_init(qp);
 	qp->state = IB_QPS_RESET;
 	qp->peer_dev = -1;
+	qp->xport = &srnic_loopback;
 	/*
 	 * Room to hold a receive WQE between the pieces of a message, or
 	 * whose buffer faulted (ODP).
@@ -337,7 +339,11 @@ static void srnic_qp_set_av(struct srnic_qp *qp, const struct rdma_ah_attr *ah)
 	memcpy(mine->roce.dmac, ah->roce.dmac, ETH_ALEN);
 }
 
-/* Where the path's destination GID lives, and our source GID. */
+/*
+ * Where the path's destination GID lives, and our source GID; the transport
+ * the QP's requests take.  Every destination is an srnic QP of this host
+ * today: the loopback (a RoCEv2 transport is chosen here for the others).
+ */
 static void srnic_qp_resolve_path(struct srnic_qp *qp)
 {
 	const struct rdma_ah_attr *ah = &qp->attr.ah_attr;
@@ -348,6 +354,7 @@ static void srnic_qp_resolve_path(struct srnic_qp *qp)
 	    qp->ibqp.qp_type == IB_QPT_RAW_PACKET)
 		return;
 	qp->peer_dev = srnic_dev_by_gid(grh->dgid.raw);
+	qp->xport = &srnic_loopback;
 	sgid = rdma_get_gid_attr(qp->ibqp.device, SRNIC_PORT, grh->sgid_index);
 	if (!IS_ERR(sgid)) {
 		memcpy(qp->sgid, sgid->gid.raw, sizeof(qp->sgid));

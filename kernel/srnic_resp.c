@@ -1,14 +1,108 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The responder: what a message does at its destination QP.  Runs in the
- * engine of the requester's device, for a destination on any srnic device
- * of this host; receive WQEs are copied out of user memory under the
- * destination's receive lock before they are read.
+ * The responder: what a message does at its destination QP, and the answer
+ * it gives (srnic_transport.h).  It accepts requests only from the QP it is
+ * connected to, answers RNR with its own timer, and on an error moves only
+ * its own QP to error.  Run by the transport that carried the request (the
+ * loopback runs it in the requester's engine); receive WQEs are copied out
+ * of user memory under the destination's receive lock before they are read.
  */
 #include <net/ipv6.h>
 #include <net/ip.h>
 
 #include "srnic_loc.h"
+
+/* RNR NAK timer encodings of the IB spec (table 45), in microseconds. */
+static const u32 srnic_rnr_usec[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/* How long an RNR NAK of @dst asks the requester to wait: its min_rnr_timer. */
+u32 srnic_resp_rnr_usec(const struct srnic_qp *dst)
+{
+	return srnic_rnr_usec[READ_ONCE(dst->attr.min_rnr_timer) & 31];
+}
+
+/*
+ * Is @m from the QP @dst is connected to: of the matching type, and the
+ * path of @dst names the requester's QPN, its device and its source GID?
+ * A QPN alone is not enough: a QP elsewhere with the same number would be
+ * taken for the peer (IB spec 9.6.1.5: a packet from another source is not
+ * the connection's).  @type is the requester's QP type.
+ */
+bool srnic_resp_accepts(const struct srnic_qp *dst, enum ib_qp_type type,
+			const struct srnic_msg *m)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(&dst->attr.ah_attr);
+
+	return dst->ibqp.qp_type == (type == IB_QPT_XRC_INI ?
+				     IB_QPT_XRC_TGT : type) &&
+	       READ_ONCE(dst->attr.dest_qp_num) == m->src_qpn &&
+	       READ_ONCE(dst->peer_dev) == m->src_dev &&
+	       !memcmp(grh->dgid.raw, m->sgid, 16);
+}
+
+/*
+ * The responder's side of an RC/XRC answer: an access or invalid-request
+ * NAK moves its own QP to error (UC answers nothing, and stays).
+ */
+void srnic_resp_nak(struct srnic_qp *dst, enum srnic_resp r)
+{
+	if ((r == SRNIC_RESP_NAK_ACCESS || r == SRNIC_RESP_NAK_INV) &&
+	    dst->ibqp.qp_type != IB_QPT_UC)
+		srnic_qp_set_error(dst);
+}
+
+/* Counts what @dst's device received and answered (@m's piece, @r). */
+void srnic_resp_account(struct srnic_qp *dst, const struct srnic_msg *m,
+			enum srnic_resp r)
+{
+	struct srnic_dev *ddev = to_sdev(dst->ibqp.device);
+
+	switch (r) {
+	case SRNIC_RESP_OK:
+		srnic_count_n(ddev, SRNIC_PC_RX_BYTES, m->plen);
+		srnic_qp_count_resp(dst, SRNIC_QC_RX_BYTES, m->plen);
+		if (m->whole || m->off + m->plen >= m->len) {
+			srnic_count(ddev, SRNIC_PC_RX_MSGS);
+			srnic_qp_count_resp(dst, SRNIC_QC_RX_MSGS, 1);
+		}
+		break;
+	case SRNIC_RESP_RNR:
+		srnic_count(ddev, SRNIC_PC_RNR_NAKS_SENT);
+		srnic_qp_count_resp(dst, SRNIC_QC_RNR_NAKS_SENT, 1);
+		break;
+	case SRNIC_RESP_NAK_INV:
+	case SRNIC_RESP_NAK_ACCESS:
+	case SRNIC_RESP_NAK_OP:
+		srnic_count(ddev, SRNIC_PC_NAKS_SENT);
+		srnic_qp_count_resp(dst, SRNIC_QC_NAKS_SENT, 1);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * An XRC initiator's message names an XRC SRQ of the target QP's domain;
+ * @m holds it (referenced) for the responder.  -EINVAL if there is none.
+ */
+int srnic_resp_xrc_srq(struct srnic_qp *dst, u32 srqn, struct srnic_msg *m)
+{
+	struct srnic_srq *srq = srnic_xrc_srq_get(to_sdev(dst->ibqp.device),
+						  srqn);
+
+	if (!srq)
+		return -EINVAL;
+	if (srq->ibsrq.ext.xrc.xrcd != dst->ibqp.xrcd) {
+		srnic_srq_put(srq);
+		return -EINVAL;
+	}
+	m->xrc_srq = srq;
+	return 0;
+}
 
 static bool srnic_qp_receives(int state)
 {
@@ -368,8 +462,7 @@ enum srnic_resp srnic_resp_target(struct srnic_qp *dst,
 				   access, sg) :
 		    srnic_sg_range(ddev, srnic_recv_pd(dst, m), m->rkey,
 				   m->raddr + m->off, m->plen, access, sg,
-				   /* run by the requester, under its lock */
-				   m->src ? &m->src->rkey_cache : NULL))
+				   m->rkey_cache))
 		return SRNIC_RESP_NAK_ACCESS;
 	if (srnic_sg_odp_check(sg, access != IB_ACCESS_REMOTE_READ))
 		return SRNIC_RESP_FAULT;
@@ -389,19 +482,16 @@ enum srnic_resp srnic_resp_write(struct srnic_engine *eng, struct srnic_qp *dst,
 	return SRNIC_RESP_OK;
 }
 
+/*
+ * READ: the piece's range, resolved into eng->remote, is the answer's data;
+ * the transport releases it once the requester has taken it.
+ */
 enum srnic_resp srnic_resp_read(struct srnic_engine *eng, struct srnic_qp *dst,
-				struct srnic_msg *m, struct srnic_sg *into)
+				struct srnic_msg *m)
 {
-	enum srnic_resp r;
-
 	if (!dst->attr.max_dest_rd_atomic)
 		return SRNIC_RESP_NAK_INV;
-	r = srnic_resp_target(dst, m, IB_ACCESS_REMOTE_READ, &eng->remote);
-	if (r != SRNIC_RESP_OK)
-		return r;
-	srnic_sg_copy(into, m->off, &eng->remote, 0, m->plen);
-	srnic_sg_release(&eng->remote);
-	return SRNIC_RESP_OK;
+	return srnic_resp_target(dst, m, IB_ACCESS_REMOTE_READ, &eng->remote);
 }
 
 /*
