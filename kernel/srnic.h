@@ -616,6 +616,11 @@ struct srnic_msg {
 	 */
 	u64 off, plen;
 	bool whole;			/* set by a responder that took it all */
+	/*
+	 * The device's own message (a tag matching FIN): it takes a fresh
+	 * receive WQE, never the one held for another message's pieces.
+	 */
+	bool fresh_wqe;
 	const struct srnic_sg *payload;	/* SEND, WRITE */
 	u32 src_qpn;
 	int src_dev;			/* the requester's device (registry id) */

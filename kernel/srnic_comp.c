@@ -339,8 +339,14 @@ int srnic_comp_answer(struct srnic_qp *qp, const struct srnic_msg *m,
 	enum srnic_resp r = rep->r;
 
 	*status = IB_WC_SUCCESS;
-	if (r == SRNIC_RESP_OK)
-		return srnic_msg_last(m) ? 0 : 1;
+	if (r == SRNIC_RESP_OK) {
+		if (srnic_msg_last(m))
+			return 0;
+		/* An acknowledged piece is progress: retries count anew. */
+		qp->rnr_left = qp->attr.rnr_retry;
+		qp->retry_left = qp->attr.retry_cnt;
+		return 1;
+	}
 	if (qp->ibqp.qp_type == IB_QPT_UC)
 		return 0;	/* UC has no acknowledgements: lost */
 	if (r == SRNIC_RESP_RNR && qp->rnr_left) {

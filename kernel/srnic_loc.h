@@ -186,7 +186,8 @@ static inline void srnic_sg_release(struct srnic_sg *sg)
 	sg->n = 0;
 }
 
-int srnic_sg_odp_fault(struct srnic_sg *sg, u32 i, bool write);
+int srnic_sg_odp_fault(struct srnic_sg *sg, u32 i, bool write, u64 woff,
+		       u64 wlen);
 
 /*
  * The ODP entries of a resolved @sg: is every page there (writable if
@@ -199,7 +200,7 @@ static inline int srnic_sg_odp_check(struct srnic_sg *sg, bool write)
 
 	for (i = 0; i < sg->n; i++)
 		if (sg->e[i].mr->odp)
-			return srnic_sg_odp_fault(sg, i, write);
+			return srnic_sg_odp_fault(sg, i, write, 0, U64_MAX);
 	return 0;
 }
 
@@ -236,6 +237,10 @@ static inline int srnic_sg_range(struct srnic_dev *sdev, struct srnic_pd *pd,
 int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
 		     const struct srnic_wqe_data *sge, u32 n, int access,
 		     struct srnic_sg *sg, struct srnic_mr_cache *cache);
+int srnic_sg_resolve_window(struct srnic_dev *sdev, struct srnic_pd *pd,
+			    const struct srnic_wqe_data *sge, u32 n,
+			    int access, struct srnic_sg *sg,
+			    struct srnic_mr_cache *cache, u64 woff, u64 wlen);
 void srnic_sg_copy(const struct srnic_sg *dst, u64 doff,
 		   const struct srnic_sg *src, u64 soff, u64 len);
 void srnic_sg_write(const struct srnic_sg *dst, u64 doff, const void *buf,

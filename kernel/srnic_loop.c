@@ -118,15 +118,17 @@ static void srnic_loop_batch_end(struct srnic_engine *eng)
 }
 
 /*
- * An injected RNR NAK (debugfs fault/rnr), for requests that need a
- * receive WQE at the responder: the one case where RNR is an answer.
+ * An injected RNR NAK (debugfs fault/rnr), for the requests that take a
+ * receive WQE at the responder: a SEND's first piece, a WRITE with
+ * immediate's last.  The one case where RNR is an answer.
  */
-static bool srnic_fault_rnr(struct srnic_qp *dst, u8 opcode)
+static bool srnic_fault_rnr(struct srnic_qp *dst, const struct srnic_msg *m)
 {
-	return (opcode == IB_UVERBS_WR_SEND ||
-		opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
-		opcode == IB_UVERBS_WR_SEND_WITH_INV ||
-		opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM) &&
+	u8 op = m->opcode;
+
+	return (((op == IB_UVERBS_WR_SEND || op == IB_UVERBS_WR_SEND_WITH_IMM ||
+		  op == IB_UVERBS_WR_SEND_WITH_INV) && !m->off) ||
+		(op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM && srnic_msg_last(m))) &&
 	       srnic_should_fail(to_sdev(dst->ibqp.device), SRNIC_FAULT_RNR,
 				 dst->qpn);
 }
@@ -285,7 +287,7 @@ static void srnic_loop_request(struct srnic_engine *eng, struct srnic_qp *qp,
 		rep->r = SRNIC_RESP_DROP;	/* not connected to us, or lost */
 		return;
 	}
-	if (type != IB_QPT_UC && srnic_fault_rnr(dst, m->opcode))
+	if (type != IB_QPT_UC && srnic_fault_rnr(dst, m))
 		r = SRNIC_RESP_RNR;
 	else if (type == IB_QPT_XRC_INI &&
 		 srnic_resp_xrc_srq(dst, m->xrc_srqn, m))

@@ -270,6 +270,11 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		status = IB_WC_LOC_QP_OP_ERR;
 		goto complete;
 	}
+	/* Rewritten while its pieces go (into a local operation, say). */
+	if (qp->msg_off && ctrl->opcode != qp->msg_opcode) {
+		status = IB_WC_LOC_QP_OP_ERR;
+		goto complete;
+	}
 	/* ATOMIC WRITE carries its 8 bytes in the atomic segment. */
 	if (ctrl->opcode == SRNIC_WR_ATOMIC_WRITE &&
 	    (ctrl->num_sge || (ctrl->flags & SRNIC_WQE_INLINE))) {
@@ -290,10 +295,15 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 			    ctrl->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 			    ctrl->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
 
-		err = srnic_sg_resolve(sdev, to_spd(qp->ibqp.pd),
-				       eng->wqe + hdr, ctrl->num_sge,
-				       into ? IB_ACCESS_LOCAL_WRITE : 0,
-				       &eng->local, &qp->lkey_cache);
+		/* ODP pages are checked where this piece lies only. */
+		bool piece = srnic_opcode_pieces(ctrl->opcode);
+
+		err = srnic_sg_resolve_window(sdev, to_spd(qp->ibqp.pd),
+					      eng->wqe + hdr, ctrl->num_sge,
+					      into ? IB_ACCESS_LOCAL_WRITE : 0,
+					      &eng->local, &qp->lkey_cache,
+					      piece ? qp->msg_off : 0,
+					      piece ? SRNIC_PIECE : U64_MAX);
 		if (err == -EAGAIN && srnic_qp_fault(qp, &eng->local.fault))
 			return -EINPROGRESS;
 		if (err) {
@@ -339,8 +349,10 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		goto complete;
 
 	qp->xport->request(eng, qp, &m, &rep);
-	srnic_req_account(qp, type == IB_QPT_UD ? m.dqpn : qp->attr.dest_qp_num,
-			  &m, rep.r);
+	/* A datagram waiting for the receiver's page has not gone yet. */
+	if (type != IB_QPT_UD || rep.r != SRNIC_RESP_FAULT)
+		srnic_req_account(qp, type == IB_QPT_UD ? m.dqpn :
+				  qp->attr.dest_qp_num, &m, rep.r);
 	if (rep.r == SRNIC_RESP_FAULT) {
 		/* The responder's page: the requester waits, as for a NAK. */
 		srnic_sg_release(&eng->local);

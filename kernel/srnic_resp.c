@@ -181,13 +181,13 @@ static int srnic_recv_take_held(struct srnic_qp *qp, struct srnic_srq *srq,
 }
 
 static int srnic_recv_take(struct srnic_qp *qp, struct srnic_srq *srq,
-			   void *rwqe, u32 *max_sge)
+			   void *rwqe, u32 *max_sge, bool fresh)
 {
 	u32 limit = 0;
 	int ret;
 
 	/* A WQE taken earlier for a message that faulted comes first. */
-	if (srnic_recv_take_held(qp, srq, rwqe, max_sge))
+	if (!fresh && srnic_recv_take_held(qp, srq, rwqe, max_sge))
 		return 1;
 	if (srq) {
 		struct srnic_srq_db *db = srq->db.kva;
@@ -231,16 +231,26 @@ static int srnic_recv_take(struct srnic_qp *qp, struct srnic_srq *srq,
 	return ret < 0 ? ret : !!ret;
 }
 
-/* Gives @rwqe back to @qp: the next message takes it (ODP fault). */
-static void srnic_recv_hold(struct srnic_qp *qp, struct srnic_srq *srq,
+/*
+ * Gives @rwqe back to @qp: the message's next piece, or its retry after an
+ * ODP fault, takes it.  The slot holds one: false if it holds another
+ * already (a WQE of another XRC SRQ, say), which must not be lost.
+ */
+static bool srnic_recv_hold(struct srnic_qp *qp, struct srnic_srq *srq,
 			    const void *rwqe, u32 max_sge)
 {
+	bool held;
+
 	spin_lock(&qp->rq_lock);
-	memcpy(qp->held_rwqe, rwqe, SRNIC_RECV_WQE_MAX);
-	qp->held_max_sge = max_sge;
-	qp->held_srqn = srq ? srq->srqn : 0;
-	qp->rwqe_held = true;
+	held = !qp->rwqe_held;
+	if (held) {
+		memcpy(qp->held_rwqe, rwqe, SRNIC_RECV_WQE_MAX);
+		qp->held_max_sge = max_sge;
+		qp->held_srqn = srq ? srq->srqn : 0;
+		qp->rwqe_held = true;
+	}
 	spin_unlock(&qp->rq_lock);
+	return held;
 }
 
 /* Whether a receive WQE is posted now (a hint: no lock, no copy). */
@@ -359,7 +369,8 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 			return SRNIC_RESP_NAK_INV;
 		ret = 1;
 	} else {
-		ret = srnic_recv_take(dst, srq, eng->rwqe, &max_sge);
+		ret = srnic_recv_take(dst, srq, eng->rwqe, &max_sge,
+				      m->fresh_wqe);
 	}
 	if (ret < 0)
 		return SRNIC_RESP_NAK_OP;
@@ -375,12 +386,20 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 		return SRNIC_RESP_NAK_OP;
 	}
 	if (place_data) {
-		err = srnic_sg_resolve(ddev, srnic_recv_pd(dst, m),
-				       (struct srnic_wqe_data *)(hdr + 1), n,
-				       IB_ACCESS_LOCAL_WRITE, &eng->remote, NULL);
+		/* ODP pages where this piece lands (a UD GRH with the first). */
+		err = srnic_sg_resolve_window(ddev, srnic_recv_pd(dst, m),
+					      (struct srnic_wqe_data *)(hdr + 1),
+					      n, IB_ACCESS_LOCAL_WRITE,
+					      &eng->remote, NULL,
+					      m->off ? grh + m->off : 0,
+					      m->off ? m->plen : grh + m->plen);
 		if (err == -EAGAIN && dst->held_rwqe) {
-			srnic_recv_hold(dst, srq, eng->rwqe, max_sge);
-			return SRNIC_RESP_FAULT;
+			if (srnic_recv_hold(dst, srq, eng->rwqe, max_sge))
+				return SRNIC_RESP_FAULT;
+			srnic_mr_put(eng->remote.fault.mr);
+			eng->remote.fault.mr = NULL;
+			srnic_recv_fail(dst, srq, cqe.wr_id, IB_WC_LOC_QP_OP_ERR);
+			return SRNIC_RESP_NAK_OP;
 		}
 		if (err) {
 			/* A fault no one waits for (raw QPs): drop its MR. */
@@ -404,13 +423,16 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 			      m->plen);
 		srnic_sg_release(&eng->remote);
 		if (more) {
-			/* Only raw QPs cannot hold one; they get no pieces. */
-			if (WARN_ON_ONCE(!dst->held_rwqe)) {
+			/*
+			 * Only raw QPs have no slot, and they get no pieces;
+			 * a slot holding another WQE is not overwritten.
+			 */
+			if (WARN_ON_ONCE(!dst->held_rwqe) ||
+			    !srnic_recv_hold(dst, srq, eng->rwqe, max_sge)) {
 				srnic_recv_fail(dst, srq, cqe.wr_id,
 						IB_WC_LOC_QP_OP_ERR);
 				return SRNIC_RESP_NAK_OP;
 			}
-			srnic_recv_hold(dst, srq, eng->rwqe, max_sge);
 			return SRNIC_RESP_OK;
 		}
 	}

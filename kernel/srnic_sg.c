@@ -8,19 +8,30 @@
 
 /*
  * srnic_sg_odp_check() found entry @i (and maybe more) on an ODP MR: checks
- * them from there.
+ * them from there, the bytes [@woff, @woff + @wlen) of the list only (the
+ * piece of a message that moves now: checking the whole list for every
+ * piece would cost the square of a large message's size).
  */
-int srnic_sg_odp_fault(struct srnic_sg *sg, u32 i, bool write)
+int srnic_sg_odp_fault(struct srnic_sg *sg, u32 i, bool write, u64 woff,
+		       u64 wlen)
 {
-	for (; i < sg->n; i++) {
-		struct srnic_sge_ref *e = &sg->e[i];
+	u64 pos = 0, wend = wlen > U64_MAX - woff ? U64_MAX : woff + wlen;
+	u32 j;
 
-		if (!e->mr->odp || !srnic_odp_check(e->mr, e->iova, e->len, write))
+	for (j = 0; j < i; j++)
+		pos += sg->e[j].len;
+	for (; i < sg->n && pos < wend; pos += sg->e[i++].len) {
+		struct srnic_sge_ref *e = &sg->e[i];
+		u64 from = max(pos, woff), to = min(pos + e->len, wend);
+
+		if (!e->mr->odp || from >= to ||
+		    !srnic_odp_check(e->mr, e->iova + (from - pos), to - from,
+				     write))
 			continue;
 		kref_get(&e->mr->ref);
 		sg->fault = (struct srnic_fault){
-			.mr = e->mr, .iova = e->iova, .len = e->len,
-			.write = write,
+			.mr = e->mr, .iova = e->iova + (from - pos),
+			.len = to - from, .write = write,
 		};
 		srnic_sg_release(sg);
 		return -EAGAIN;
@@ -38,6 +49,19 @@ int srnic_sg_odp_fault(struct srnic_sg *sg, u32 i, bool write)
 int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
 		     const struct srnic_wqe_data *sge, u32 n, int access,
 		     struct srnic_sg *sg, struct srnic_mr_cache *cache)
+{
+	return srnic_sg_resolve_window(sdev, pd, sge, n, access, sg, cache, 0,
+				       U64_MAX);
+}
+
+/*
+ * srnic_sg_resolve(), with ODP pages checked only in the bytes [@woff,
+ * @woff + @wlen) of the list: those a piece of a message moves.
+ */
+int srnic_sg_resolve_window(struct srnic_dev *sdev, struct srnic_pd *pd,
+			    const struct srnic_wqe_data *sge, u32 n,
+			    int access, struct srnic_sg *sg,
+			    struct srnic_mr_cache *cache, u64 woff, u64 wlen)
 {
 	u32 i;
 
@@ -66,7 +90,12 @@ int srnic_sg_resolve(struct srnic_dev *sdev, struct srnic_pd *pd,
 		};
 		sg->total += len;
 	}
-	return srnic_sg_odp_check(sg, access & IB_ACCESS_LOCAL_WRITE);
+	for (i = 0; i < sg->n; i++)
+		if (sg->e[i].mr->odp)
+			return srnic_sg_odp_fault(sg, i,
+						  access & IB_ACCESS_LOCAL_WRITE,
+						  woff, wlen);
+	return 0;
 }
 
 /* Kernel address of byte @off of @sg, and how many bytes follow contiguously. */

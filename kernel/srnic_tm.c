@@ -336,7 +336,7 @@ void srnic_tm_fin(struct srnic_engine *eng, struct srnic_qp *qp, u64 tag)
 	u8 fin[SRNIC_TMH_SIZE] = { SRNIC_TMH_FIN };
 	struct srnic_msg fm = {
 		.opcode = IB_UVERBS_WR_SEND, .len = sizeof(fin),
-		.plen = sizeof(fin),
+		.plen = sizeof(fin), .fresh_wqe = true,
 		.payload = &eng->local, .src_qpn = qp->qpn,
 	};
 

@@ -368,14 +368,26 @@ TEST_F(pieces, read)
 
 /*
  * A WQE rewritten by its owner while its message goes in pieces: the
- * pieces after the change would carry another message, so the WQE fails
- * with IBV_WC_LOC_QP_OP_ERR instead.  Through the raw uverbs QP of the
+ * pieces after the change would carry another message (or none), so the
+ * WQE fails with IBV_WC_LOC_QP_OP_ERR instead.  Through the raw uverbs QP of the
  * adversarial suites, whose ring the test writes itself: a 64 MiB RDMA
  * WRITE of the QP to itself, rewritten once its first piece has landed
  * and while a byte of its second-to-last piece has not: at most that piece
  * has read the old WQE, so the last one reads the new.
  */
-TEST(rewritten_between_pieces)
+FIXTURE(rewrite) {};
+FIXTURE_SETUP(rewrite) {}
+FIXTURE_TEARDOWN(rewrite) {}
+
+/* What the owner turns the WQE into: half its length, or another operation. */
+FIXTURE_VARIANT(rewrite) {
+	int to_local_inv;
+};
+
+FIXTURE_VARIANT_ADD(rewrite, length) { .to_local_inv = 0 };
+FIXTURE_VARIANT_ADD(rewrite, opcode) { .to_local_inv = 1 };
+
+TEST_F(rewrite, between_pieces)
 {
 	const size_t len = 64 * MiB;
 	struct ib_uverbs_reg_mr_resp m;
@@ -420,8 +432,14 @@ TEST(rewritten_between_pieces)
 	while (!dst[0] && now_ms() < end)
 		;
 	ASSERT_NE(0, dst[0]) TH_LOG("the first piece never landed");
-	/* Half the length: a message of its own, were it taken for one. */
-	__atomic_store_n(&d->length, (uint32_t)(len / 2), __ATOMIC_SEQ_CST);
+	/*
+	 * Half the length, a message of its own were it taken for one; or a
+	 * LOCAL_INV, which would complete at once and leave the rest unsent.
+	 */
+	if (variant->to_local_inv)
+		__atomic_store_n(&c->opcode, (uint8_t)IBV_WR_LOCAL_INV, __ATOMIC_SEQ_CST);
+	else
+		__atomic_store_n(&d->length, (uint32_t)(len / 2), __ATOMIC_SEQ_CST);
 	if (dst[len - 2 * 64 * KiB])
 		SKIP(goto out, "the WRITE outran the rewrite: no piece left to see it");
 	while (!cqes && now_ms() < end)
