@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make check`: host unit tests, then every VM suite in one boot; prints TAP from each part and
+# `make check`: host unit tests, then every VM suite in one boot, then two guests on one wire
+# (qemu/run-pair); prints TAP from each part and
 # a final "N passed, N failed" line over both.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
