@@ -1,5 +1,5 @@
 # srnic top-level build.  `make` builds the module, the provider and the tests;
-# `make check` runs the host tests, then every VM suite in one boot.
+# `make check` runs the host tests, then every VM suite in one boot, then two guests on one wire.
 KVER ?= $(shell scripts/kver.sh)
 KDIR ?= /lib/modules/$(KVER)/build
 BUILD ?= $(CURDIR)/build
