@@ -65,9 +65,21 @@ struct srnic_db_slot {
 
 /*
  * Engine status page: one 64-byte record per engine thread, written by the
- * kernel and mapped read-only into every context of the device.
+ * kernel and mapped read-only into every context of the device.  The QP
+ * with number N is served by engine thread srnic_qp_engine(N, num_engines):
+ * after ringing its doorbell, the provider looks at that thread's record.
  */
 #define SRNIC_MAX_ENGINES (SRNIC_PAGE_SIZE / 64u)
+
+/*
+ * Fibonacci hashing of the QPN rather than QPN % num_engines: QPs made
+ * one after the other and QPs made in connected pairs (requester,
+ * responder, requester, ...) both spread evenly over the threads.
+ */
+static inline __u32 srnic_qp_engine(__u32 qpn, __u32 num_engines)
+{
+	return (__u32)(((__u64)(__u32)(qpn * 0x9e3779b9u) * num_engines) >> 32);
+}
 
 enum srnic_engine_flags {
 	/*
@@ -79,7 +91,8 @@ enum srnic_engine_flags {
 
 struct srnic_engine_status {
 	__u32 flags;		/* enum srnic_engine_flags */
-	__u32 reserved[15];
+	__u32 num_engines;	/* records in use, the same in each */
+	__u32 reserved[14];
 };
 
 /* ibv_get_context: udata of the request (optional, may be absent). */

@@ -65,7 +65,6 @@
 #define SRNIC_MAX_RWQ_IND_TABLE_SIZE 256
 /* Each context starts with one UAR page and grows up to this many. */
 #define SRNIC_MAX_UARS_PER_UCONTEXT 256
-#define SRNIC_NUM_ENGINES	1
 /*
  * Fair scheduling: a message goes in pieces of at most SRNIC_PIECE bytes,
  * and a visit of the engine thread to a QP ends once it has moved
@@ -164,29 +163,30 @@ enum srnic_sleep_reason {
 };
 
 /*
- * The device's scheduling of work: the engine thread that polls the send
- * doorbells while it has a CPU to itself, and sleeps with the NEED_WAKEUP
- * protocol otherwise; while it sleeps, doorbell system calls execute their
- * QP's work with an engine of @pool (see srnic_engine.c).
+ * An engine thread: one processing unit of the device.  It serves the QPs
+ * srnic_qp_engine() gives its @idx (srnic_qp_thread),
+ * polling their send doorbells while it has a CPU to itself and sleeping
+ * with the NEED_WAKEUP protocol, in its own record of the status page,
+ * otherwise (see srnic_engine.c).  Only its own thread writes the fields
+ * not marked otherwise.
  */
-struct srnic_sched {
+struct srnic_thread {
+	struct srnic_dev *sdev;
+	unsigned int idx;
 	struct task_struct *task;
 	wait_queue_head_t wait;
 	bool kicked;			/* a waker's request, under wait.lock */
 	int reason;			/* enum srnic_sleep_reason, READ_ONCE */
 	wait_queue_head_t scanned;	/* srnic_engine_sync() waiters */
-	struct srnic_engine_status *status; /* the status page, user-visible */
-	struct srnic_engine thread;	/* the engine thread's engine */
-	struct srnic_engine *pool;	/* for doorbell system calls */
-	unsigned int pool_size;
-	unsigned long *pool_used;	/* bitmap, bit locks */
+	struct srnic_engine_status *status; /* its record, user-visible */
+	struct srnic_engine eng;
 	u64 *idle_us;			/* per CPU, at idle_at: srnic_engine.c */
 	u64 idle_at;
 	unsigned long idle_jiffy;
 	bool idle_free;
-	u64 wakeups, sleeps, yields, scans;	/* counters of the thread */
+	u64 wakeups, sleeps, yields, scans;	/* counters */
 	/*
-	 * The thread's list of the active QPs in QPN order, made under the
+	 * The thread's list of its active QPs in QPN order, made under the
 	 * table's lock when its generation changes: a scan walks an array
 	 * instead of searching the xarray's marks.  Read inside
 	 * srnic_engine_srcu after checking the generation, which keeps its QPs
@@ -197,6 +197,19 @@ struct srnic_sched {
 	u32 scan_n;
 	u32 scan_gen;
 	bool scan_valid;
+};
+
+/*
+ * The device's scheduling of work: its engine threads, and the engines of
+ * @pool that doorbell system calls borrow to execute their QP's work
+ * while the QP's thread sleeps (see srnic_engine.c).
+ */
+struct srnic_sched {
+	struct srnic_thread *threads;
+	unsigned int nthreads;		/* fixed for the device's life */
+	struct srnic_engine *pool;	/* for doorbell system calls */
+	unsigned int pool_size;
+	unsigned long *pool_used;	/* bitmap, bit locks */
 	atomic64_t doorbells, pool_empty;	/* counters of the system calls */
 };
 

@@ -170,7 +170,7 @@ void srnic_qp_set_error(struct srnic_qp *qp)
 	if (qp->db.kva)
 		WRITE_ONCE(((struct srnic_qp_db *)qp->db.kva)->error, 1);
 	srnic_qp_set_active(sdev, qp->qpn, true);
-	srnic_engine_kick(sdev);
+	srnic_engine_kick(qp);
 }
 
 static enum ib_wc_opcode srnic_wc_opcode(u8 wr_opcode)

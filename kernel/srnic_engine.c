@@ -3,8 +3,11 @@
  * The engine thread: the NIC of an srnic device, and the doorbell system
  * call that stands in for it while it sleeps.
  *
- * The thread scans the send doorbells of the device's active QPs (xarray
- * mark SRNIC_QP_ACTIVE) and executes what they announce.  It polls only
+ * A device has one or more engine threads (srnic.engines), as a NIC has
+ * processing units: each serves the QPs srnic_qp_engine() gives it, scans the send doorbells of those of them that are active
+ * (xarray mark SRNIC_QP_ACTIVE) and executes what they announce.  Each
+ * thread has its own record in the status page, so the protocol below is
+ * that of one thread and its QPs.  It polls only
  * while it has its CPU to itself, for at most SRNIC_ENGINE_SPIN_NS without
  * work; then it sleeps with the NEED_WAKEUP protocol, modelled on io_uring's
  * SQPOLL:
@@ -49,15 +52,45 @@
 #define SRNIC_ENGINE_BUDGET	64	/* WQEs of one QP per scan or call */
 #define SRNIC_ENGINE_IDLE_PASSES 16	/* idle scan passes per look around */
 
-void srnic_engine_kick(struct srnic_dev *sdev)
+/*
+ * How many engine threads a new device gets: 0 says one per two online
+ * CPUs, as the posting processes need CPUs of their own.
+ */
+static unsigned int srnic_engines;
+module_param_named(engines, srnic_engines, uint, 0644);
+MODULE_PARM_DESC(engines, "engine threads of devices created from now on (0: one per two CPUs)");
+
+static unsigned int srnic_engine_count(void)
 {
-	struct srnic_sched *s = &sdev->sched;
+	unsigned int n = READ_ONCE(srnic_engines);
+
+	if (!n)
+		n = num_online_cpus() / 2;
+	return clamp_t(unsigned int, n, 1,
+		       SRNIC_MAX_ENGINES);
+}
+
+struct srnic_thread *srnic_qp_thread(struct srnic_qp *qp)
+{
+	struct srnic_sched *s = &to_sdev(qp->ibqp.device)->sched;
+
+	return &s->threads[srnic_qp_engine(qp->qpn, s->nthreads)];
+}
+
+static void srnic_thread_kick(struct srnic_thread *t)
+{
 	unsigned long flags;
 
-	spin_lock_irqsave(&s->wait.lock, flags);
-	s->kicked = true;
-	wake_up_locked(&s->wait);
-	spin_unlock_irqrestore(&s->wait.lock, flags);
+	spin_lock_irqsave(&t->wait.lock, flags);
+	t->kicked = true;
+	wake_up_locked(&t->wait);
+	spin_unlock_irqrestore(&t->wait.lock, flags);
+}
+
+/* Wakes the engine thread of @qp, for work of @qp. */
+void srnic_engine_kick(struct srnic_qp *qp)
+{
+	srnic_thread_kick(srnic_qp_thread(qp));
 }
 
 /*
@@ -89,36 +122,42 @@ static bool srnic_qp_idle(struct srnic_qp *qp)
  * (srcu_read_lock() is a full barrier), so it never uses a list naming a
  * QP that may be gone.
  */
-static struct srnic_qp *srnic_scan_next(struct srnic_dev *sdev,
+static struct srnic_qp *srnic_scan_next(struct srnic_thread *t,
 					unsigned long *idx, u32 *pos)
 {
-	struct srnic_sched *s = &sdev->sched;
+	struct srnic_dev *sdev = t->sdev;
+	unsigned int n = sdev->sched.nthreads;
 	struct srnic_qp *qp;
 	unsigned long i;
 
-	if (s->scan_gen != READ_ONCE(sdev->qps_gen)) {
+	if (t->scan_gen != READ_ONCE(sdev->qps_gen)) {
 		xa_lock(&sdev->qps);
-		s->scan_n = 0;
-		s->scan_valid = true;
+		t->scan_n = 0;
+		t->scan_valid = true;
 		xa_for_each_marked(&sdev->qps, i, qp, SRNIC_QP_ACTIVE) {
-			if (s->scan_n == SRNIC_SCAN_LIST) {
-				s->scan_valid = false;
+			if (srnic_qp_engine(i, n) != t->idx)
+				continue;
+			if (t->scan_n == SRNIC_SCAN_LIST) {
+				t->scan_valid = false;
 				break;
 			}
-			s->scan_qp[s->scan_n++] = qp;
+			t->scan_qp[t->scan_n++] = qp;
 		}
-		s->scan_gen = sdev->qps_gen;
+		t->scan_gen = sdev->qps_gen;
 		xa_unlock(&sdev->qps);
 		*pos = 0;
 	}
-	if (!s->scan_valid) {
+	if (!t->scan_valid) {
 		xa_lock(&sdev->qps);
-		qp = xa_find(&sdev->qps, idx, ULONG_MAX, SRNIC_QP_ACTIVE);
+		while ((qp = xa_find(&sdev->qps, idx, ULONG_MAX,
+				     SRNIC_QP_ACTIVE)) &&
+		       srnic_qp_engine(*idx, n) != t->idx)
+			(*idx)++;
 		xa_unlock(&sdev->qps);
 		return qp;
 	}
-	for (; *pos < s->scan_n; (*pos)++) {
-		qp = s->scan_qp[*pos];
+	for (; *pos < t->scan_n; (*pos)++) {
+		qp = t->scan_qp[*pos];
 		if (qp->qpn >= *idx) {
 			*idx = qp->qpn;
 			return qp;
@@ -137,10 +176,9 @@ static struct srnic_qp *srnic_scan_next(struct srnic_dev *sdev,
  * section holds more than one batch, as ODP invalidations and removals
  * wait for it.
  */
-static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer,
+static int srnic_engine_scan(struct srnic_thread *t, unsigned long *timer,
 			     unsigned int passes)
 {
-	struct srnic_sched *s = &sdev->sched;
 	struct srnic_qp *qp;
 	int work = 0, done, srcu;
 	unsigned long idx;
@@ -150,11 +188,11 @@ static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer,
 	while (!work && passes--) {
 		idx = 0;
 		pos = 0;
-		while ((qp = srnic_scan_next(sdev, &idx, &pos))) {
+		while ((qp = srnic_scan_next(t, &idx, &pos))) {
 			idx++;
 			if (srnic_qp_idle(qp))
 				continue;
-			done = srnic_qp_process(sdev, &s->thread, qp,
+			done = srnic_qp_process(t->sdev, &t->eng, qp,
 						SRNIC_ENGINE_BUDGET,
 						SRNIC_VISIT_BYTES, timer);
 			/*
@@ -167,26 +205,40 @@ static int srnic_engine_scan(struct srnic_dev *sdev, unsigned long *timer,
 				srcu = srcu_read_lock(&srnic_engine_srcu);
 			}
 		}
-		WRITE_ONCE(s->scans, s->scans + 1);
+		WRITE_ONCE(t->scans, t->scans + 1);
 	}
 	srcu_read_unlock(&srnic_engine_srcu, srcu);
-	if (wq_has_sleeper(&s->scanned))
-		wake_up_all(&s->scanned);
+	if (wq_has_sleeper(&t->scanned))
+		wake_up_all(&t->scanned);
 	return work;
 }
 
 /*
- * Waits until the engine has run two full scans that started after this
- * call, so that all work announced before it is executed (what a hardware
- * NIC would have done by now).  Bounded: a second at most.
+ * Waits until every engine thread has run two full scans that started
+ * after this call, so that all work announced before it is executed (what
+ * a hardware NIC would have done by now).  Bounded: a second at most.
  */
 void srnic_engine_sync(struct srnic_dev *sdev)
 {
 	struct srnic_sched *s = &sdev->sched;
-	u64 target = READ_ONCE(s->scans) + 2;
+	unsigned long end = jiffies + HZ;
+	unsigned int i;
+	u64 *target;
 
-	srnic_engine_kick(sdev);
-	wait_event_timeout(s->scanned, READ_ONCE(s->scans) >= target, HZ);
+	target = kmalloc_array(s->nthreads, sizeof(*target), GFP_KERNEL);
+	if (!target)
+		return;
+	for (i = 0; i < s->nthreads; i++) {
+		target[i] = READ_ONCE(s->threads[i].scans) + 2;
+		srnic_thread_kick(&s->threads[i]);
+	}
+	for (i = 0; i < s->nthreads; i++) {
+		struct srnic_thread *t = &s->threads[i];
+
+		wait_event_timeout(t->scanned, READ_ONCE(t->scans) >= target[i],
+				   max_t(long, (long)(end - jiffies), 1));
+	}
+	kfree(target);
 }
 
 /* An engine of the pool, or NULL if every one is in use. */
@@ -225,6 +277,7 @@ static void srnic_engine_return(struct srnic_sched *s,
 void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp)
 {
 	struct srnic_sched *s = &sdev->sched;
+	struct srnic_thread *t = srnic_qp_thread(qp);
 	struct srnic_engine *eng;
 	unsigned long timer = 0;
 	int done, srcu;
@@ -234,7 +287,7 @@ void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp)
 	eng = srnic_engine_borrow(s);
 	if (!eng) {
 		atomic64_inc(&s->pool_empty);
-		srnic_engine_kick(sdev);
+		srnic_thread_kick(t);
 		return;
 	}
 	eng->runs++;
@@ -244,8 +297,8 @@ void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp)
 	srcu_read_unlock(&srnic_engine_srcu, srcu);
 	srnic_engine_return(s, eng);
 	if (done < 0 || done >= SRNIC_ENGINE_BUDGET || timer ||
-	    READ_ONCE(s->reason) == SRNIC_SLEEP_IDLE)
-		srnic_engine_kick(sdev);
+	    READ_ONCE(t->reason) == SRNIC_SLEEP_IDLE)
+		srnic_thread_kick(t);
 }
 
 /*
@@ -253,7 +306,7 @@ void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp)
  * last tick or more.  Sampled at most once a jiffy (idle times mean
  * nothing over less); the verdict is kept in between.
  */
-static bool srnic_engine_cpu_free(struct srnic_sched *s)
+static bool srnic_engine_cpu_free(struct srnic_thread *s)
 {
 	u64 now = ktime_get_ns(), elapsed = now - s->idle_at;
 	bool free = false;
@@ -286,12 +339,12 @@ static bool srnic_engine_cpu_free(struct srnic_sched *s)
  * scheduler's load balancing moves it there (a wake-up may put it on a
  * busy CPU when the free one is in another cache domain).
  */
-static bool srnic_engine_contended(struct srnic_sched *s)
+static bool srnic_engine_contended(struct srnic_thread *s)
 {
 	return !single_task_running() && !srnic_engine_cpu_free(s);
 }
 
-static bool srnic_engine_woken(struct srnic_sched *s)
+static bool srnic_engine_woken(struct srnic_thread *s)
 {
 	return READ_ONCE(s->kicked) || kthread_should_stop();
 }
@@ -304,10 +357,9 @@ static bool srnic_engine_woken(struct srnic_sched *s)
  * to itself; otherwise the flag stays set and doorbell calls keep running
  * the work.
  */
-static bool srnic_engine_sleep(struct srnic_dev *sdev, int reason,
+static bool srnic_engine_sleep(struct srnic_thread *s, int reason,
 			       unsigned long timer)
 {
-	struct srnic_sched *s = &sdev->sched;
 	long timeout = MAX_SCHEDULE_TIMEOUT;
 	bool kicked;
 
@@ -317,7 +369,7 @@ static bool srnic_engine_sleep(struct srnic_dev *sdev, int reason,
 		timeout = min_t(long, timeout, 1);
 	WRITE_ONCE(s->reason, reason);
 	s->sleeps++;
-	trace_srnic_engine_sleep(sdev, reason);
+	trace_srnic_engine_sleep(s->sdev, reason);
 	wait_event_interruptible_timeout(s->wait, srnic_engine_woken(s),
 					 timeout);
 	spin_lock_irq(&s->wait.lock);
@@ -326,7 +378,7 @@ static bool srnic_engine_sleep(struct srnic_dev *sdev, int reason,
 	spin_unlock_irq(&s->wait.lock);
 	if (kicked)
 		s->wakeups++;
-	trace_srnic_engine_wake(sdev, kicked);
+	trace_srnic_engine_wake(s->sdev, kicked);
 	return reason == SRNIC_SLEEP_IDLE || !srnic_engine_contended(s);
 }
 
@@ -337,18 +389,16 @@ static bool srnic_engine_sleep(struct srnic_dev *sdev, int reason,
  * want its CPU would send the next posts to an engine that waits for that
  * CPU, instead of running them in their doorbell calls.
  */
-static void srnic_engine_rest(struct srnic_dev *sdev, int reason,
+static void srnic_engine_rest(struct srnic_thread *s, int reason,
 			      unsigned long timer)
 {
-	struct srnic_sched *s = &sdev->sched;
-
 	while (!kthread_should_stop()) {
-		if (srnic_engine_scan(sdev, &timer, 1)) {
+		if (srnic_engine_scan(s, &timer, 1)) {
 			if (reason == SRNIC_SLEEP_IDLE ||
 			    !srnic_engine_contended(s))
 				return;
 			cond_resched();
-		} else if (srnic_engine_sleep(sdev, reason, timer)) {
+		} else if (srnic_engine_sleep(s, reason, timer)) {
 			return;
 		}
 		timer = 0;
@@ -357,8 +407,7 @@ static void srnic_engine_rest(struct srnic_dev *sdev, int reason,
 
 static int srnic_engine_thread(void *arg)
 {
-	struct srnic_dev *sdev = arg;
-	struct srnic_sched *s = &sdev->sched;
+	struct srnic_thread *s = arg;
 	u64 idle_since = 0;
 
 	while (!kthread_should_stop()) {
@@ -370,7 +419,7 @@ static int srnic_engine_thread(void *arg)
 		 * tasks and the scheduler: each costs as much as an idle
 		 * pass over a few QPs, which it would delay.
 		 */
-		if (srnic_engine_scan(sdev, &timer, SRNIC_ENGINE_IDLE_PASSES)) {
+		if (srnic_engine_scan(s, &timer, SRNIC_ENGINE_IDLE_PASSES)) {
 			idle_since = 0;
 			cond_resched();
 			continue;
@@ -394,7 +443,7 @@ static int srnic_engine_thread(void *arg)
 		WRITE_ONCE(s->status->flags, SRNIC_ENGINE_NEED_WAKEUP);
 		/* Pairs with the provider's barrier between doorbell and flag. */
 		smp_mb();
-		srnic_engine_rest(sdev, reason, timer);
+		srnic_engine_rest(s, reason, timer);
 		WRITE_ONCE(s->status->flags, 0);
 		idle_since = 0;
 	}
@@ -402,15 +451,19 @@ static int srnic_engine_thread(void *arg)
 }
 
 /*
- * debugfs "engine": counters, then one line per QP the engine scans.  The
- * engine thread's WQEs are "wqes", those run by doorbell system calls
- * "inline_wqes"; "yields" counts the thread's sleeps for a busy CPU.
+ * debugfs "engine": counters, then one line per engine thread, then one
+ * line per QP the threads scan.  The threads' WQEs are "wqes", those run by
+ * doorbell system calls "inline_wqes"; "yields" counts the threads' sleeps
+ * for a busy CPU.  The first line sums the threads; its flags are those
+ * every thread has (NEED_WAKEUP: all of them sleep).
  */
 static int srnic_engine_show(struct seq_file *m, void *unused)
 {
 	struct srnic_dev *sdev = m->private;
 	struct srnic_sched *s = &sdev->sched;
-	u64 inline_wqes = 0, inline_runs = 0, busy = s->thread.busy;
+	u64 inline_wqes = 0, inline_runs = 0, busy = 0;
+	u64 wqes = 0, sleeps = 0, wakeups = 0, scans = 0, yields = 0;
+	u32 flags = ~0U;
 	unsigned long idx;
 	struct srnic_qp *qp;
 	unsigned int i;
@@ -420,20 +473,41 @@ static int srnic_engine_show(struct seq_file *m, void *unused)
 		inline_runs += READ_ONCE(s->pool[i].runs);
 		busy += READ_ONCE(s->pool[i].busy);
 	}
-	seq_printf(m, "wqes %llu sleeps %llu wakeups %llu scans %llu busy %llu flags %#x yields %llu doorbells %lld inline_runs %llu inline_wqes %llu pool_empty %lld reason %d\n",
-		   s->thread.wqes, s->sleeps, s->wakeups, s->scans, busy,
-		   READ_ONCE(s->status->flags), s->yields,
+	for (i = 0; i < s->nthreads; i++) {
+		struct srnic_thread *t = &s->threads[i];
+
+		wqes += READ_ONCE(t->eng.wqes);
+		busy += READ_ONCE(t->eng.busy);
+		sleeps += READ_ONCE(t->sleeps);
+		wakeups += READ_ONCE(t->wakeups);
+		scans += READ_ONCE(t->scans);
+		yields += READ_ONCE(t->yields);
+		flags &= READ_ONCE(t->status->flags);
+	}
+	seq_printf(m, "wqes %llu sleeps %llu wakeups %llu scans %llu busy %llu flags %#x yields %llu doorbells %lld inline_runs %llu inline_wqes %llu pool_empty %lld reason %d threads %u\n",
+		   wqes, sleeps, wakeups, scans, busy, flags, yields,
 		   atomic64_read(&s->doorbells), inline_runs, inline_wqes,
-		   atomic64_read(&s->pool_empty), READ_ONCE(s->reason));
+		   atomic64_read(&s->pool_empty), READ_ONCE(s->threads[0].reason),
+		   s->nthreads);
+	for (i = 0; i < s->nthreads; i++) {
+		struct srnic_thread *t = &s->threads[i];
+
+		seq_printf(m, "thread %u wqes %llu sleeps %llu wakeups %llu scans %llu flags %#x yields %llu reason %d\n",
+			   i, READ_ONCE(t->eng.wqes), READ_ONCE(t->sleeps),
+			   READ_ONCE(t->wakeups), READ_ONCE(t->scans),
+			   READ_ONCE(t->status->flags), READ_ONCE(t->yields),
+			   READ_ONCE(t->reason));
+	}
 	xa_lock(&sdev->qps);
 	xa_for_each_marked(&sdev->qps, idx, qp, SRNIC_QP_ACTIVE)
-		seq_printf(m, "qp %u state %d sq_cons %u doorbell %u rq_cons %u peer %d/%u rnr %d locked %d visits %u ref %u\n",
+		seq_printf(m, "qp %u state %d sq_cons %u doorbell %u rq_cons %u peer %d/%u rnr %d locked %d visits %u ref %u thread %u\n",
 			   qp->qpn, READ_ONCE(qp->state), qp->sq_cons,
 			   srnic_qp_has_sq(qp) ? READ_ONCE(qp->dbr.kva->value) : 0,
 			   qp->rq_cons,
 			   qp->peer_dev, qp->attr.dest_qp_num, qp->rnr_wait,
 			   mutex_is_locked(&qp->lock), qp->visits,
-			   refcount_read(&qp->ref));
+			   refcount_read(&qp->ref),
+			   srnic_qp_engine(qp->qpn, s->nthreads));
 	xa_unlock(&sdev->qps);
 	return 0;
 }
@@ -454,27 +528,46 @@ static void srnic_engine_free(struct srnic_engine *eng)
 	eng->rwqe = NULL;
 }
 
+static int srnic_thread_init(struct srnic_dev *sdev, unsigned int idx)
+{
+	struct srnic_thread *t = &sdev->sched.threads[idx];
+	struct srnic_engine_status *status = page_address(sdev->status_page);
+
+	t->sdev = sdev;
+	t->idx = idx;
+	init_waitqueue_head(&t->wait);
+	init_waitqueue_head(&t->scanned);
+	t->status = &status[idx];
+	/* Every record says how many there are: an imported context reads it. */
+	t->status->num_engines = sdev->sched.nthreads;
+	t->idle_us = kcalloc(nr_cpu_ids, sizeof(*t->idle_us), GFP_KERNEL);
+	if (!t->idle_us)
+		return -ENOMEM;
+	return srnic_engine_init(&t->eng);
+}
+
 int srnic_engine_start(struct srnic_dev *sdev, const char *name)
 {
 	struct srnic_sched *s = &sdev->sched;
 	unsigned int i;
 	int err;
 
-	init_waitqueue_head(&s->wait);
-	init_waitqueue_head(&s->scanned);
-	s->status = page_address(sdev->status_page);
-	err = srnic_engine_init(&s->thread);
-	if (err)
-		return err;
+	s->threads = kcalloc(srnic_engine_count(), sizeof(*s->threads),
+			     GFP_KERNEL);
+	if (!s->threads)
+		return -ENOMEM;
+	s->nthreads = srnic_engine_count();	/* srnic_engine_stop() frees */
+	for (i = 0; i < s->nthreads; i++) {
+		err = srnic_thread_init(sdev, i);
+		if (err)
+			return err;
+	}
 	/* One engine per CPU: no more doorbell calls can run at once. */
 	s->pool = kcalloc(num_possible_cpus(), sizeof(*s->pool), GFP_KERNEL);
 	s->pool_used = bitmap_zalloc(num_possible_cpus(), GFP_KERNEL);
 	if (!s->pool || !s->pool_used)
 		return -ENOMEM;
-	s->pool_size = num_possible_cpus();	/* srnic_engine_stop() frees */
-	s->idle_us = kcalloc(nr_cpu_ids, sizeof(*s->idle_us), GFP_KERNEL);
-	if (!s->idle_us)
-		return -ENOMEM;
+	s->pool_size = num_possible_cpus();
 	for (i = 0; i < s->pool_size; i++) {
 		err = srnic_engine_init(&s->pool[i]);
 		if (err)
@@ -482,11 +575,14 @@ int srnic_engine_start(struct srnic_dev *sdev, const char *name)
 	}
 	debugfs_create_file("engine", 0400, sdev->debugfs, sdev,
 			    &srnic_engine_fops);
-	s->task = kthread_run(srnic_engine_thread, sdev, "srnic/%s", name);
-	if (IS_ERR(s->task)) {
-		err = PTR_ERR(s->task);
-		s->task = NULL;
-		return err;
+	for (i = 0; i < s->nthreads; i++) {
+		struct task_struct *task;
+
+		task = kthread_run(srnic_engine_thread, &s->threads[i],
+				   "srnic/%s/%u", name, i);
+		if (IS_ERR(task))
+			return PTR_ERR(task);
+		s->threads[i].task = task;
 	}
 	return 0;
 }
@@ -496,18 +592,24 @@ void srnic_engine_stop(struct srnic_dev *sdev)
 	struct srnic_sched *s = &sdev->sched;
 	unsigned int i;
 
-	if (s->task)
-		kthread_stop(s->task);
-	s->task = NULL;
-	/* For mappings that outlive the device (srnic_mmap_status()). */
-	if (s->status)
-		WRITE_ONCE(s->status->flags, SRNIC_ENGINE_NEED_WAKEUP);
-	srnic_engine_free(&s->thread);
+	for (i = 0; i < s->nthreads; i++) {
+		struct srnic_thread *t = &s->threads[i];
+
+		if (t->task)
+			kthread_stop(t->task);
+		t->task = NULL;
+		/* For mappings that outlive the device (srnic_mmap_status()). */
+		if (t->status)
+			WRITE_ONCE(t->status->flags, SRNIC_ENGINE_NEED_WAKEUP);
+		srnic_engine_free(&t->eng);
+		kfree(t->idle_us);
+	}
+	kfree(s->threads);
+	s->threads = NULL;
+	s->nthreads = 0;
 	for (i = 0; i < s->pool_size; i++)
 		srnic_engine_free(&s->pool[i]);
 	kfree(s->pool);
-	kfree(s->idle_us);
-	s->idle_us = NULL;
 	bitmap_free(s->pool_used);
 	s->pool = NULL;
 	s->pool_used = NULL;

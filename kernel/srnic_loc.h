@@ -126,7 +126,8 @@ int srnic_destroy_ah(struct ib_ah *ibah, u32 flags);
 /* srnic_engine.c */
 int srnic_engine_start(struct srnic_dev *sdev, const char *name);
 void srnic_engine_stop(struct srnic_dev *sdev);
-void srnic_engine_kick(struct srnic_dev *sdev);
+void srnic_engine_kick(struct srnic_qp *qp);
+struct srnic_thread *srnic_qp_thread(struct srnic_qp *qp);
 void srnic_engine_sync(struct srnic_dev *sdev);
 void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp);
 

@@ -164,7 +164,6 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	srnic_init_device_attr(sdev, &sdev->attr);
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
 	sdev->ibdev.phys_port_cnt = 1;
-	sdev->ibdev.num_comp_vectors = SRNIC_NUM_ENGINES;
 	sdev->ibdev.local_dma_lkey = 0;
 	sdev->ibdev.node_guid = sdev->attr.sys_image_guid;
 	strscpy(sdev->ibdev.node_desc, "srnic", sizeof(sdev->ibdev.node_desc));
@@ -196,6 +195,7 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	err = srnic_engine_start(sdev, ibdev_name);
 	if (err)
 		goto err_dealloc;
+	sdev->ibdev.num_comp_vectors = sdev->sched.nthreads;
 	err = srnic_registry_add(sdev);
 	if (err)
 		goto err_dealloc;

@@ -439,7 +439,7 @@ static void srnic_fault_work(struct work_struct *work)
 	f->mr = NULL;
 	/* The QP's engine may retry the WQE once it sees this. */
 	smp_store_release(&qp->fault_wait, false);
-	srnic_engine_kick(to_sdev(qp->ibqp.device));
+	srnic_engine_kick(qp);
 	srnic_qp_put(qp);
 }
 

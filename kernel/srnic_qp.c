@@ -405,7 +405,7 @@ static void srnic_qp_set_state(struct srnic_qp *qp, enum ib_qp_state state)
 		WRITE_ONCE(((struct srnic_qp_db *)qp->db.kva)->error, 1);
 	srnic_qp_set_active(sdev, qp->qpn, active);
 	if (active)
-		srnic_engine_kick(sdev);
+		srnic_engine_kick(qp);
 }
 
 int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,

@@ -43,7 +43,8 @@ static void srnic_res_qp_raw_fill(struct srnic_qp *qp,
 		   (qp->rss ? SRNIC_RES_QP_RSS : 0);
 	r->rnr_left = READ_ONCE(qp->rnr_left);
 	r->retry_left = READ_ONCE(qp->retry_left);
-	r->engine = 0;		/* one engine thread per device */
+	r->engine = srnic_qp_engine(qp->qpn,
+				    to_sdev(qp->ibqp.device)->sched.nthreads);
 	r->visits = READ_ONCE(qp->visits);
 }
 

@@ -89,14 +89,20 @@ int srnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	u64 *v = stats->value;
 	unsigned int i;
 
-	v[SRNIC_CNT_WQES] = READ_ONCE(s->thread.wqes);
+	v[SRNIC_CNT_WQES] = 0;
+	v[SRNIC_CNT_WAKEUPS] = 0;
+	v[SRNIC_CNT_SLEEPS] = 0;
+	v[SRNIC_CNT_YIELDS] = 0;
+	for (i = 0; i < s->nthreads; i++) {
+		v[SRNIC_CNT_WQES] += READ_ONCE(s->threads[i].eng.wqes);
+		v[SRNIC_CNT_WAKEUPS] += READ_ONCE(s->threads[i].wakeups);
+		v[SRNIC_CNT_SLEEPS] += READ_ONCE(s->threads[i].sleeps);
+		v[SRNIC_CNT_YIELDS] += READ_ONCE(s->threads[i].yields);
+	}
 	v[SRNIC_CNT_INLINE_WQES] = 0;
 	for (i = 0; i < s->pool_size; i++)
 		v[SRNIC_CNT_INLINE_WQES] += READ_ONCE(s->pool[i].wqes);
 	v[SRNIC_CNT_DOORBELLS] = atomic64_read(&s->doorbells);
-	v[SRNIC_CNT_WAKEUPS] = READ_ONCE(s->wakeups);
-	v[SRNIC_CNT_SLEEPS] = READ_ONCE(s->sleeps);
-	v[SRNIC_CNT_YIELDS] = READ_ONCE(s->yields);
 	v[SRNIC_CNT_ODP_FAULTS] = atomic64_read(&sdev->odp_stats.page_faults);
 	v[SRNIC_CNT_ODP_PAGES_FAULTED] =
 		atomic64_read(&sdev->odp_stats.pages_faulted);

@@ -233,7 +233,7 @@ static int srnic_alloc_ucontext(struct ib_ucontext *ibuc,
 	resp.num_uars = 1;
 	resp.uar_mmap_offset = suc->uars[0]->mmap_offset;
 	resp.dbs_per_uar = SRNIC_DBS_PER_UAR;
-	resp.num_engines = SRNIC_NUM_ENGINES;
+	resp.num_engines = sdev->sched.nthreads;
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (err)
 		goto err_status;

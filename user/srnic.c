@@ -270,11 +270,12 @@ static int srnic_map(struct srnic_context *ctx, int cmd_fd,
 		     const struct srnic_alloc_ucontext_resp *r)
 {
 	void *uar, *status;
+	uint32_t n;
 	int err;
 
 	if (r->abi_version != SRNIC_ABI_VERSION ||
 	    r->page_size != SRNIC_PAGE_SIZE || r->num_uars != 1 ||
-	    r->dbs_per_uar != SRNIC_DBS_PER_UAR || !r->num_engines ||
+	    r->dbs_per_uar != SRNIC_DBS_PER_UAR ||
 	    r->num_engines > SRNIC_MAX_ENGINES)
 		return EPROTO;
 
@@ -289,7 +290,12 @@ static int srnic_map(struct srnic_context *ctx, int cmd_fd,
 		munmap(uar, SRNIC_PAGE_SIZE);
 		return err;
 	}
-	err = srnic_queues_init(ctx, r->uar_mmap_offset, uar);
+	/* Every record holds the count; a context imported has no response. */
+	n = r->num_engines ? r->num_engines :
+			     ((const volatile struct srnic_engine_status *)status)->num_engines;
+	err = n && n <= SRNIC_MAX_ENGINES ? 0 : EPROTO;
+	if (!err)
+		err = srnic_queues_init(ctx, r->uar_mmap_offset, uar);
 	if (err) {
 		munmap(uar, SRNIC_PAGE_SIZE);
 		munmap(status, SRNIC_PAGE_SIZE);
@@ -297,7 +303,7 @@ static int srnic_map(struct srnic_context *ctx, int cmd_fd,
 	}
 	ctx->status = status;
 	ctx->dbs_per_uar = r->dbs_per_uar;
-	ctx->num_engines = r->num_engines;
+	ctx->num_engines = n;
 	return 0;
 }
 
@@ -369,7 +375,7 @@ static struct verbs_context *srnic_import_context(struct ibv_device *ibdev,
 		.dbs_per_uar = SRNIC_DBS_PER_UAR,
 		.uar_mmap_offset = SRNIC_UAR0_MMAP_OFFSET,
 		.status_mmap_offset = SRNIC_STATUS_MMAP_OFFSET,
-		.num_engines = 1,
+		.num_engines = 0,	/* the status page says */
 	};
 	struct srnic_context *ctx;
 	int err;

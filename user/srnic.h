@@ -161,6 +161,8 @@ struct srnic_qp {
 	uint32_t max_inline_data;
 	struct srnic_qp_db *db;
 	struct srnic_db_slot *doorbell;
+	/* The status record of the engine thread that serves the QP. */
+	const volatile struct srnic_engine_status *engine;
 	/* The ibv_wr_* batch between wr_start and wr_complete/wr_abort. */
 	struct {
 		uint64_t ops;		/* send_ops_flags asked at creation */

@@ -247,13 +247,11 @@ int srnic_wqe_inline_add(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
 /*
  * Hands the WQEs up to qp->sq_head to the engine: the producer counter into
  * the doorbell record, the doorbell register, then (after a full barrier)
- * one wake-up call if the engine announced NEED_WAKEUP.  Called with
+ * one wake-up call if the QP's engine announced NEED_WAKEUP.  Called with
  * sq_lock held, once per batch.
  */
 void srnic_sq_ring(struct srnic_qp *qp)
 {
-	struct srnic_context *ctx = to_sctx(qp->vqp.qp.context);
-
 	/*
 	 * Only the doorbell slot: the engine reads the producer counter
 	 * there, and the record's sq_producer shares its cache line with the
@@ -262,7 +260,7 @@ void srnic_sq_ring(struct srnic_qp *qp)
 	srnic_publish(&qp->doorbell->value, qp->sq_head);
 	/* Doorbell before the engine's flag: see srnic_engine.c. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (ctx->status[0].flags & SRNIC_ENGINE_NEED_WAKEUP)
+	if (qp->engine->flags & SRNIC_ENGINE_NEED_WAKEUP)
 		srnic_wake(&qp->vqp.qp);
 }
 

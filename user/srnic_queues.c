@@ -586,6 +586,8 @@ static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
 	qp->max_send_sge = attr->cap.max_send_sge;
 	qp->max_recv_sge = attr->cap.max_recv_sge;
 	qp->doorbell = srnic_doorbell(ctx, &resp.drv_payload.db);
+	qp->engine = &ctx->status[srnic_qp_engine(qp->vqp.qp.qp_num,
+						  ctx->num_engines)];
 	if (!qp->doorbell || srnic_lock_init(&qp->sq_lock) ||
 	    srnic_lock_init(&qp->rq_lock)) {
 		ibv_cmd_destroy_qp(&qp->vqp.qp);

@@ -245,38 +245,6 @@ FIXTURE(impostor) {
 	int made;
 };
 
-/* Does /sys/class/infiniband/@dev/@file's first line hold @what? */
-static int ibdev_file_has(const char *dev, const char *file, const char *what)
-{
-	char path[256], buf[128] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/%s", dev, file);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	return strstr(buf, what) != NULL;
-}
-
-static int gid_ready(const char *dev)
-{
-	return ibdev_file_has(dev, "ports/1/gids/0", "fe80");
-}
-
-static int port_active(const char *dev)
-{
-	return ibdev_file_has(dev, "ports/1/state", "ACTIVE");
-}
-
-static int env_open_dev(struct env *e, const char *dev)
-{
-	setenv("SRNIC_DEV", dev, 1);
-	return env_open(e);
-}
-
 FIXTURE_SETUP(impostor)
 {
 	const char *main_dev = srnic_test_dev();

@@ -10,7 +10,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 srnic_setup_main_device || { echo "vm: 0 passed, 1 failed, 0 skipped"; exit 1; }
 
 # SRNIC_SUITES="mr_test hostile_test teardown ..." runs only those parts (default: all); the
-# parts that are not kselftest suites are ksft_runner, tools, pyverbs, install, teardown and rmmod.
+# parts that are not kselftest suites are threads, ksft_runner, tools, pyverbs, install, teardown
+# and rmmod.
 want() { [ -z "${SRNIC_SUITES:-}" ] || [[ " $SRNIC_SUITES " == *" $1 "* ]]; }
 
 # Time limits: the target's settings give each suite 30 minutes; a slower kernel gets more.
@@ -31,6 +32,25 @@ else
 		want "${t#*:}" && ksft_wanted+=(-t "$t")
 	done
 	[ ${#ksft_wanted[@]} = 0 ] || run_ksft_runner "$KSFT_INSTALL/run_kselftest.sh" "${ksft_wanted[@]}"
+fi
+
+# Several engine threads per device: the traffic and stress suites again, on a device made
+# with three (srnic.engines), its QPs spread over them (threads_test checks the spread).
+if want threads; then
+	p=/sys/module/srnic/parameters/engines
+	if ip link add srthr30 type veth peer name srthr31 && ip link set srthr30 up &&
+	   ip link set srthr31 up && echo 3 >$p && rdma link add srnic3t type srnic netdev srthr30 &&
+	   echo 0 >$p && wait_gid srnic3t; then
+		for s in traffic_test stress_test; do
+			SRNIC_DEV=srnic3t SRNIC_NETDEV=srthr30 run_ksft_always $s
+		done
+	else
+		echo "not ok - a device with three engine threads"
+		FAILED=$((FAILED + 1))
+	fi
+	echo 0 >$p
+	rdma link del srnic3t 2>/dev/null
+	ip link del srthr30 2>/dev/null
 fi
 
 # The installed runner as a user of the kernel's selftests runs it: no SRNIC_DEV (the suite makes

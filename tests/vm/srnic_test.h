@@ -90,6 +90,33 @@ static inline int ibdev_exists(const char *name)
 	return access(path, F_OK) == 0;
 }
 
+/* Does /sys/class/infiniband/@dev/@file's first line hold @what? */
+static inline int ibdev_file_has(const char *dev, const char *file, const char *what)
+{
+	char path[256], buf[128] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/%s", dev, file);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return strstr(buf, what) != NULL;
+}
+
+/* The core has filled its RoCE GIDs (from a workqueue). */
+static inline int gid_ready(const char *dev)
+{
+	return ibdev_file_has(dev, "ports/1/gids/0", "fe80");
+}
+
+static inline int port_active(const char *dev)
+{
+	return ibdev_file_has(dev, "ports/1/state", "ACTIVE");
+}
+
 /*
  * Waits, at most @ms, for a condition the kernel completes asynchronously
  * (e.g. a queued device unregistration).  Polls the state itself, so the

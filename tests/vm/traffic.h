@@ -73,6 +73,13 @@ static inline void env_close(struct env *e)
 	memset(e, 0, sizeof(*e));
 }
 
+/* env_open() on device @dev, which becomes the suite's SRNIC_DEV. */
+static inline int env_open_dev(struct env *e, const char *dev)
+{
+	setenv("SRNIC_DEV", dev, 1);
+	return env_open(e);
+}
+
 static inline int has_atomics(const struct env *e)
 {
 	return e->dev.atomic_cap != IBV_ATOMIC_NONE;
