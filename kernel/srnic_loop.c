@@ -117,6 +117,12 @@ static void srnic_loop_batch_end(struct srnic_engine *eng)
 	eng->peer_known = false;
 }
 
+static bool srnic_opcode_is_send(u8 op)
+{
+	return op == IB_UVERBS_WR_SEND || op == IB_UVERBS_WR_SEND_WITH_IMM ||
+	       op == IB_UVERBS_WR_SEND_WITH_INV;
+}
+
 /*
  * An injected RNR NAK (debugfs fault/rnr), for the requests that take a
  * receive WQE at the responder: a SEND's first piece, a WRITE with
@@ -126,8 +132,7 @@ static bool srnic_fault_rnr(struct srnic_qp *dst, const struct srnic_msg *m)
 {
 	u8 op = m->opcode;
 
-	return (((op == IB_UVERBS_WR_SEND || op == IB_UVERBS_WR_SEND_WITH_IMM ||
-		  op == IB_UVERBS_WR_SEND_WITH_INV) && !m->off) ||
+	return ((srnic_opcode_is_send(op) && !m->off) ||
 		(op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM && srnic_msg_last(m))) &&
 	       srnic_should_fail(to_sdev(dst->ibqp.device), SRNIC_FAULT_RNR,
 				 dst->qpn);
@@ -166,12 +171,6 @@ static enum srnic_resp srnic_fault_duplicate(struct srnic_engine *eng,
 	}
 	return srnic_resp_recv(eng, dst, m, true) == SRNIC_RESP_FAULT ?
 		       SRNIC_RESP_FAULT : r;
-}
-
-static bool srnic_opcode_is_send(u8 op)
-{
-	return op == IB_UVERBS_WR_SEND || op == IB_UVERBS_WR_SEND_WITH_IMM ||
-	       op == IB_UVERBS_WR_SEND_WITH_INV;
 }
 
 /*

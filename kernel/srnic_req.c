@@ -231,6 +231,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		((qp->sq_cons & ((1U << qp->sq.log_entries) - 1)) <<
 		 qp->sq.log_stride);
 	u8 sgid[16];
+	bool pieces;
 	u64 len;
 	int err;
 
@@ -287,6 +288,8 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		goto complete;
 	}
 
+	/* ODP pages are checked where this piece lies only. */
+	pieces = srnic_opcode_pieces(ctrl->opcode);
 	/* The local side: gather list, or scatter list for READ/atomics. */
 	if (ctrl->flags & SRNIC_WQE_INLINE) {
 		srnic_sg_init(&eng->local, eng->wqe + hdr, ctrl->inline_len);
@@ -295,15 +298,12 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 			    ctrl->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 			    ctrl->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
 
-		/* ODP pages are checked where this piece lies only. */
-		bool piece = srnic_opcode_pieces(ctrl->opcode);
-
 		err = srnic_sg_resolve_window(sdev, to_spd(qp->ibqp.pd),
 					      eng->wqe + hdr, ctrl->num_sge,
 					      into ? IB_ACCESS_LOCAL_WRITE : 0,
 					      &eng->local, &qp->lkey_cache,
-					      piece ? qp->msg_off : 0,
-					      piece ? SRNIC_PIECE : U64_MAX);
+					      pieces ? qp->msg_off : 0,
+					      pieces ? SRNIC_PIECE : U64_MAX);
 		if (err == -EAGAIN && srnic_qp_fault(qp, &eng->local.fault))
 			return -EINPROGRESS;
 		if (err) {

@@ -10,7 +10,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 srnic_setup_main_device || { echo "vm: 0 passed, 1 failed, 0 skipped"; exit 1; }
 
 # SRNIC_SUITES="mr_test hostile_test teardown ..." runs only those parts (default: all); the
-# parts that are not kselftest suites are threads, ksft_runner, tools, pyverbs, install, teardown
+# parts that are not kselftest suites are devices, ksft_runner, tools, pyverbs, install, teardown
 # and rmmod.
 want() { [ -z "${SRNIC_SUITES:-}" ] || [[ " $SRNIC_SUITES " == *" $1 "* ]]; }
 
@@ -34,22 +34,25 @@ else
 	[ ${#ksft_wanted[@]} = 0 ] || run_ksft_runner "$KSFT_INSTALL/run_kselftest.sh" "${ksft_wanted[@]}"
 fi
 
-# Several engine threads per device: the traffic and stress suites again, on a device made
-# with three (srnic.engines), its QPs spread over them (threads_test checks the spread).
-if want threads; then
+# Two devices, one on each end of a veth pair, the first with three engine threads
+# (srnic.engines): traffic_test again with every pair's second QP on the other device (the
+# transport's two-device oracle), and stress_test on the three threads.
+if want devices; then
 	p=/sys/module/srnic/parameters/engines
 	if ip link add srthr30 type veth peer name srthr31 && ip link set srthr30 up &&
 	   ip link set srthr31 up && echo 3 >$p && rdma link add srnic3t type srnic netdev srthr30 &&
-	   echo 0 >$p && wait_gid srnic3t; then
-		for s in traffic_test stress_test; do
-			SRNIC_DEV=srnic3t SRNIC_NETDEV=srthr30 run_ksft_always $s
-		done
+	   echo 0 >$p && rdma link add srnic3p type srnic netdev srthr31 &&
+	   wait_gid srnic3t && wait_gid srnic3p; then
+		SRNIC_DEV=srnic3t SRNIC_NETDEV=srthr30 SRNIC_PEER_DEV=srnic3p \
+			run_ksft_always traffic_test
+		SRNIC_DEV=srnic3t SRNIC_NETDEV=srthr30 run_ksft_always stress_test
 	else
-		echo "not ok - a device with three engine threads"
+		echo "not ok - two devices on a veth pair, one with three engine threads"
 		FAILED=$((FAILED + 1))
 	fi
 	echo 0 >$p
 	rdma link del srnic3t 2>/dev/null
+	rdma link del srnic3p 2>/dev/null
 	ip link del srthr30 2>/dev/null
 fi
 

@@ -47,13 +47,19 @@ struct env {
 	struct ibv_port_attr port;
 	union ibv_gid gid;
 	int gid_idx;
+	/*
+	 * With $SRNIC_PEER_DEV: that device, where pair_make() puts the
+	 * second QP of each pair (the two-device oracle of the transport);
+	 * else NULL, and pairs live on this device.
+	 */
+	struct env *peer;
 };
 
-static inline int env_open(struct env *e)
+static inline int env_open_one(struct env *e, const char *dev)
 {
 	memset(e, 0, sizeof(*e));
 	e->gid_idx = test_gid_index();
-	e->ctx = open_named(srnic_test_dev());
+	e->ctx = open_named(dev);
 	if (!e->ctx)
 		return -1;
 	if (ibv_query_device(e->ctx, &e->dev) ||
@@ -66,11 +72,33 @@ static inline int env_open(struct env *e)
 
 static inline void env_close(struct env *e)
 {
+	if (e->peer) {
+		env_close(e->peer);
+		free(e->peer);
+	}
 	if (e->pd)
 		ibv_dealloc_pd(e->pd);
 	if (e->ctx)
 		ibv_close_device(e->ctx);
 	memset(e, 0, sizeof(*e));
+}
+
+static inline int env_open(struct env *e)
+{
+	const char *peer = getenv("SRNIC_PEER_DEV");
+
+	if (env_open_one(e, srnic_test_dev()))
+		return -1;
+	if (!peer || !*peer)
+		return 0;
+	e->peer = calloc(1, sizeof(*e->peer));
+	return e->peer ? env_open_one(e->peer, peer) : -1;
+}
+
+/* Where the second QP of a pair lives (see struct env). */
+static inline struct env *env_of_peer(struct env *e)
+{
+	return e->peer ? e->peer : e;
 }
 
 /* env_open() on device @dev, which becomes the suite's SRNIC_DEV. */
@@ -135,6 +163,7 @@ struct ep {
 	struct ibv_qp_cap cap;
 	struct ibv_ah *ah;	/* UD: to the peer */
 	uint32_t peer_qpn;
+	const union ibv_gid *dgid; /* the peer's device's GID; NULL: x->e's */
 };
 
 static inline void ep_destroy(struct ep *x)
@@ -240,6 +269,16 @@ static inline struct ibv_ah_attr ah_to_self(const struct env *e)
 	return ah;
 }
 
+/* An address vector to @x's peer device: its own unless pair_make() said. */
+static inline struct ibv_ah_attr ah_to_peer(const struct ep *x)
+{
+	struct ibv_ah_attr ah = ah_to_self(x->e);
+
+	if (x->dgid)
+		ah.grh.dgid = *x->dgid;
+	return ah;
+}
+
 static inline int ep_connect(struct ep *x, uint32_t dest_qpn)
 {
 	struct env *e = x->e;
@@ -258,7 +297,7 @@ static inline int ep_connect(struct ep *x, uint32_t dest_qpn)
 		a.path_mtu = e->port.active_mtu;
 		a.dest_qp_num = dest_qpn;
 		a.rq_psn = 0x100;
-		a.ah_attr = ah_to_self(e);
+		a.ah_attr = ah_to_peer(x);
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 			IBV_QP_RQ_PSN;
 		if (x->o.type == IBV_QPT_RC) {
@@ -284,7 +323,7 @@ static inline int ep_connect(struct ep *x, uint32_t dest_qpn)
 	if (ibv_modify_qp(x->qp, &a, mask))
 		return -1;
 	if (x->o.type == IBV_QPT_UD) {
-		struct ibv_ah_attr ah = ah_to_self(e);
+		struct ibv_ah_attr ah = ah_to_peer(x);
 
 		x->ah = ibv_create_ah(e->pd, &ah);
 		if (!x->ah)
@@ -293,16 +332,18 @@ static inline int ep_connect(struct ep *x, uint32_t dest_qpn)
 	return 0;
 }
 
-/* Two QPs connected to each other. */
+/* Two QPs connected to each other: @a on @e, @b on env_of_peer(@e). */
 static inline int pair_make(struct env *e, const struct qp_opts *oa,
 		     const struct qp_opts *ob, struct ep *a, struct ep *b)
 {
 	if (ep_create(e, oa, a))
 		return -1;
-	if (ep_create(e, ob, b)) {
+	if (ep_create(env_of_peer(e), ob, b)) {
 		ep_destroy(a);
 		return -1;
 	}
+	a->dgid = &b->e->gid;
+	b->dgid = &a->e->gid;
 	if (ep_connect(a, b->qp->qp_num) || ep_connect(b, a->qp->qp_num)) {
 		ep_destroy(a);
 		ep_destroy(b);

@@ -560,8 +560,8 @@ static int wait_channel(struct ibv_comp_channel *ch, struct ibv_cq **cq,
 
 TEST_F(conn, cq_events)
 {
-	struct ibv_comp_channel *ch = ibv_create_comp_channel(self->e.ctx);
-	struct qp_opts o = qp_defaults(&self->e, self->a.o.type);
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(env_of_peer(&self->e)->ctx);
+	struct qp_opts oc = qp_defaults(&self->e, self->a.o.type), o = oc;
 	struct ibv_cq *got;
 	struct ibv_wc wc;
 	struct ep c, d;
@@ -571,7 +571,7 @@ TEST_F(conn, cq_events)
 	flags = fcntl(ch->fd, F_GETFL);
 	ASSERT_EQ(0, fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK));
 	o.ch = ch;
-	ASSERT_EQ(0, pair_make(&self->e, &o, &o, &c, &d));
+	ASSERT_EQ(0, pair_make(&self->e, &oc, &o, &c, &d));
 
 	/* Not armed: no event. */
 	ASSERT_EQ(0, post_recv(&d, 1, 0, 64));
@@ -612,8 +612,8 @@ TEST_F(conn, cq_events)
 /* Armed for solicited completions: an unsolicited SEND raises nothing. */
 TEST_F(conn, solicited_events)
 {
-	struct ibv_comp_channel *ch = ibv_create_comp_channel(self->e.ctx);
-	struct qp_opts o = qp_defaults(&self->e, self->a.o.type);
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(env_of_peer(&self->e)->ctx);
+	struct qp_opts oc = qp_defaults(&self->e, self->a.o.type), o = oc;
 	struct ibv_cq *got;
 	struct ibv_wc wc;
 	struct ep c, d;
@@ -621,7 +621,7 @@ TEST_F(conn, solicited_events)
 	ASSERT_NE(NULL, ch);
 	ASSERT_EQ(0, fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK));
 	o.ch = ch;
-	ASSERT_EQ(0, pair_make(&self->e, &o, &o, &c, &d));
+	ASSERT_EQ(0, pair_make(&self->e, &oc, &o, &c, &d));
 
 	ASSERT_EQ(0, ibv_req_notify_cq(d.cq, 1));
 	ASSERT_EQ(0, post_recv(&d, 1, 0, 64));
@@ -1022,11 +1022,11 @@ TEST_F(rc, send_with_inv_and_local_inv)
 	if (!d->max_mw || !(d->device_cap_flags & (IBV_DEVICE_MEM_WINDOW_TYPE_2A |
 						   IBV_DEVICE_MEM_WINDOW_TYPE_2B)))
 		SKIP(return, "no type 2 memory windows: no rkey a process may invalidate");
-	mr = ibv_reg_mr(self->e.pd, self->b.buf, 64 * KiB,
+	mr = ibv_reg_mr(self->b.e->pd, self->b.buf, 64 * KiB,
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			IBV_ACCESS_MW_BIND);
 	ASSERT_NE(NULL, mr);
-	mw = ibv_alloc_mw(self->e.pd, IBV_MW_TYPE_2);
+	mw = ibv_alloc_mw(self->b.e->pd, IBV_MW_TYPE_2);
 	ASSERT_NE(NULL, mw);
 
 	for (int round = 0; round < 2; round++) {
@@ -1393,20 +1393,20 @@ TEST_F(dev, ud_rdma_refused)
 
 /* The 40 bytes before a UD message: the GRH, for RoCEv2 an IP header. */
 static void check_grh(struct __test_metadata *_metadata, const uint8_t *g,
-		      const union ibv_gid *gid)
+		      const union ibv_gid *sgid, const union ibv_gid *dgid)
 {
-	const uint8_t *r = gid->raw;
+	const uint8_t *r = sgid->raw, *d = dgid->raw;
 	static const uint8_t v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
 	if (!memcmp(r, v4, 12)) {
 		/* IPv4: the header in the last 20 bytes. */
 		EXPECT_EQ(0x45, g[20]);
 		EXPECT_EQ(0, memcmp(g + 32, r + 12, 4));	/* source */
-		EXPECT_EQ(0, memcmp(g + 36, r + 12, 4));	/* destination */
+		EXPECT_EQ(0, memcmp(g + 36, d + 12, 4));	/* destination */
 	} else {
 		EXPECT_EQ(6, g[0] >> 4);
 		EXPECT_EQ(0, memcmp(g + 8, r, 16));		/* SGID */
-		EXPECT_EQ(0, memcmp(g + 24, r, 16));		/* DGID */
+		EXPECT_EQ(0, memcmp(g + 24, d, 16));		/* DGID */
 	}
 }
 
@@ -1419,7 +1419,8 @@ TEST_F(ud, send)
 		send_one(_metadata, &self->a, &self->b,
 			 i & 1 ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, 0,
 			 8192 * i, sizes[i], i, 0);
-		check_grh(_metadata, self->b.buf + 8192 * i, &self->e.gid);
+		check_grh(_metadata, self->b.buf + 8192 * i, &self->a.e->gid,
+			  &self->b.e->gid);
 	}
 	send_one(_metadata, &self->b, &self->a, IBV_WR_SEND_WITH_IMM, 0, 0,
 		 500, 9, 0);
@@ -1499,7 +1500,7 @@ TEST_F(dev, srq_shared)
 {
 	enum { PER = 12, SZ = 512 };
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 64, .max_sge = 2 } };
-	struct ibv_srq *srq = ibv_create_srq(self->e.pd, &sa);
+	struct ibv_srq *srq = ibv_create_srq(env_of_peer(&self->e)->pd, &sa);
 	struct qp_opts os = qp_defaults(&self->e, IBV_QPT_RC);
 	struct qp_opts o = os;
 	struct ep a1, a2, b1, b2;
@@ -1568,7 +1569,7 @@ TEST_F(dev, srq_shared)
 TEST_F(dev, srq_limit_event)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 32, .max_sge = 1 } };
-	struct ibv_srq *srq = ibv_create_srq(self->e.pd, &sa);
+	struct ibv_srq *srq = ibv_create_srq(env_of_peer(&self->e)->pd, &sa);
 	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC), os = o;
 	struct ibv_srq_attr attr = { .srq_limit = 4 };
 	struct ibv_wc wc;
@@ -1586,7 +1587,7 @@ TEST_F(dev, srq_limit_event)
 		WAIT_WC(b.cq, wc);
 		ASSERT_WC(wc, IBV_WC_SUCCESS, IBV_WC_RECV);
 	}
-	EXPECT_TRUE(wait_async_event(self->e.ctx, IBV_EVENT_SRQ_LIMIT_REACHED,
+	EXPECT_TRUE(wait_async_event(env_of_peer(&self->e)->ctx, IBV_EVENT_SRQ_LIMIT_REACHED,
 				     WC_MS));
 	/* The limit disarms itself once reached. */
 	ASSERT_EQ(0, ibv_query_srq(srq, &attr));
@@ -1604,15 +1605,15 @@ TEST_F(dev, srq_limit_event)
 TEST_F(dev, srq_last_wqe_reached)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
-	struct ibv_srq *srq = ibv_create_srq(self->e.pd, &sa);
+	struct ibv_srq *srq = ibv_create_srq(env_of_peer(&self->e)->pd, &sa);
 	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC), os = o;
-	struct pollfd pfd = { .fd = self->e.ctx->async_fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = env_of_peer(&self->e)->ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
 	struct ep a, b;
 	int found = 0;
 
 	static uint8_t rbuf[4096];
-	struct ibv_mr *rmr = ibv_reg_mr(self->e.pd, rbuf, sizeof(rbuf),
+	struct ibv_mr *rmr = ibv_reg_mr(env_of_peer(&self->e)->pd, rbuf, sizeof(rbuf),
 					IBV_ACCESS_LOCAL_WRITE);
 	struct ibv_sge rs = { (uintptr_t)rbuf, 64, rmr ? rmr->lkey : 0 };
 	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &rs, .num_sge = 1 };
@@ -1630,7 +1631,7 @@ TEST_F(dev, srq_last_wqe_reached)
 	while (!found && now_ms() < end) {
 		if (poll(&pfd, 1, 100) != 1)
 			continue;
-		ASSERT_EQ(0, ibv_get_async_event(self->e.ctx, &ev));
+		ASSERT_EQ(0, ibv_get_async_event(env_of_peer(&self->e)->ctx, &ev));
 		found = ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED &&
 			ev.element.qp == b.qp;
 		ibv_ack_async_event(&ev);
@@ -1676,7 +1677,7 @@ TEST_F(dev, deregistered_keys_fail_right_after_use)
 	ASSERT_NE(MAP_FAILED, mem);
 	/* The remote side. */
 	ASSERT_EQ(0, pair_make(&self->e, &o, &o, &a, &b));
-	mr = ibv_reg_mr(self->e.pd, mem, 4096, access);
+	mr = ibv_reg_mr(b.e->pd, mem, 4096, access);
 	ASSERT_NE(NULL, mr);
 	key = mr->rkey;
 	from_a = (struct ibv_sge){ (uintptr_t)a.buf, 64, a.mr->lkey };
@@ -1685,7 +1686,7 @@ TEST_F(dev, deregistered_keys_fail_right_after_use)
 		  rdma_op_sge(&a, IBV_WR_RDMA_WRITE, &from_a, (uintptr_t)mem, key, 0));
 	EXPECT_EQ(-1, verify(mem, 64, 1));
 	ASSERT_EQ(0, ibv_dereg_mr(mr));
-	again = ibv_reg_mr(self->e.pd, mem, 4096, access);
+	again = ibv_reg_mr(b.e->pd, mem, 4096, access);
 	ASSERT_NE(NULL, again);
 	memset(mem, 0, 64);
 	fill(a.buf, 64, 2);
