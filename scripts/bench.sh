@@ -136,32 +136,59 @@ if [ -n "${SRNIC_BENCH_BASE:-}" ]; then
 	srnic_load new || exit 1
 fi
 
+# Engine threads: with more than one (srnic.engines, by default one per two CPUs), the 8-QP
+# write bandwidth again on a device with one, to show what the others add.
+threads() { sed -n 's/.* threads \([0-9]*\).*/\1/p' "/sys/kernel/debug/srnic/$1/engine"; }
+if [ "$(threads srnic0)" -gt 1 ] 2>/dev/null; then
+	put srnic.engines "$(threads srnic0)"
+	p=/sys/module/srnic/parameters/engines
+	# The count is read when a device is made.
+	rdma link del srnic0 && echo 1 >$p && rdma link add srnic0 type srnic netdev "$SRNIC_NETDEV" &&
+		wait_gid srnic0 && pair write_bw_8qp_64k_1eng srnic0 ib_write_bw -q 8 -s 65536 -n 1000 &&
+		put srnic.write_bw_8qp_64k_1eng "$(result_lines "$LOGS/write_bw_8qp_64k_1eng.srnic0.client" |
+			tail -n 1 | awk '{print $4}')"
+	echo 0 >$p
+	rdma link del srnic0 2>/dev/null
+	rdma link add srnic0 type srnic netdev "$SRNIC_NETDEV" && wait_gid srnic0 || exit 1
+fi
+
+# Fairness: fair_test's victim, an 8-byte WRITE at a time, beside another process posting SENDs
+# of 128 MiB on the same device; its median and 99th percentile completion times.
+"$VMBIN/fair_test" -t victim_beside_large_sends >"$LOGS/fair.srnic0" 2>&1
+line=$(grep -o 'victim: [0-9]* WRITEs.*' "$LOGS/fair.srnic0")
+if [ -n "$line" ]; then
+	put srnic.fair_victim_p50 "$(sed -n 's/.* p50 \([0-9]*\) us.*/\1/p' <<<"$line")"
+	put srnic.fair_victim_p99 "$(sed -n 's/.* p99 \([0-9]*\) us.*/\1/p' <<<"$line")"
+else
+	echo "bench: fair_test printed no victim figures (see logs/fair.srnic0)"
+fi
+
 # The engine's CPU use while idle: an ibv_rc_pingpong server holds a QP (made before it waits for
-# its client) for 5 s; the kernel thread srnic/srnic0's utime+stime before and after.  rxe has no
-# such thread (its work runs in softirq/kworkers): n/a.
-engine_pid() {
+# its client) for 5 s; the engine threads srnic/srnic0/N's utime+stime before and after.  rxe has
+# no such thread (its work runs in softirq/kworkers): n/a.
+engine_pids() {
 	local p
 	for p in /proc/[0-9]*; do
-		[ "$(cat "$p/comm" 2>/dev/null)" = "srnic/$1" ] && { echo "${p#/proc/}"; return 0; }
+		[[ "$(cat "$p/comm" 2>/dev/null)" == "srnic/$1/"* ]] && echo "${p#/proc/}"
 	done
-	return 1
 }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-if epid=$(engine_pid srnic0); then
+ticks() { local p t=0; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
+epid=$(engine_pids srnic0)
+if [ -n "$epid" ]; then
 	PORT=$((PORT + 1))
 	ibv_rc_pingpong -d srnic0 -g 0 -p "$PORT" >"$LOGS/idle.srnic0.server" 2>&1 &
 	spid=$!
 	for _ in $(seq 1 100); do listening "$PORT" && break; sleep 0.1; done
 	sleep 1
-	t0=$(ticks "$epid")
+	t0=$(ticks $epid)
 	sleep 5
-	t1=$(ticks "$epid")
+	t1=$(ticks $epid)
 	kill "$spid" 2>/dev/null
 	wait "$spid" 2>/dev/null
 	put srnic.idle_cpu_pct "$(awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" \
 		'BEGIN { printf "%.1f", (b - a) * 100 / hz / 5 }')"
 else
-	echo "bench: no srnic/srnic0 kernel thread"
+	echo "bench: no srnic/srnic0/N kernel thread"
 fi
 
 rdma link del rxe0

@@ -44,6 +44,10 @@ const std::vector<Figure> kFigures = {
 	{"read_lat_99", "ib_read_lat -s 8 99%", "us", true, "shm_oneway_us", 2, false},
 	{"atomic_lat_typ", "ib_atomic_lat typical", "us", true, "shm_oneway_us", 2, false},
 	{"atomic_lat_99", "ib_atomic_lat 99%", "us", true, "shm_oneway_us", 2, false},
+	{"write_bw_8qp_64k_1eng", "ib_write_bw -q 8 -s 65536, 1 engine thread", "MB/s", false,
+	 "copy64_64k_mbs", 1, false},
+	{"fair_victim_p50", "8 B WRITE beside 128 MiB SENDs, median", "us", true, "", 1, false},
+	{"fair_victim_p99", "8 B WRITE beside 128 MiB SENDs, 99%", "us", true, "", 1, false},
 	{"idle_cpu_pct", "engine CPU, idle 5 s, QP open", "% CPU", true, "", 1, false},
 };
 
