@@ -143,6 +143,7 @@ struct srnic_engine {
 	void *rwqe;			/* scratch: one receive WQE, copied */
 	struct srnic_sg local, remote;	/* scratch: the two sides of a copy */
 	struct srnic_sg tm;		/* scratch: a rendezvous's source */
+	struct srnic_sg wire;		/* scratch: a packet's payload */
 	/*
 	 * The connected peer of the QP whose batch of WQEs this engine runs,
 	 * found at the batch's first WQE that needs it (NULL if there is
@@ -180,6 +181,7 @@ struct srnic_thread {
 	wait_queue_head_t scanned;	/* srnic_engine_sync() waiters */
 	struct srnic_engine_status *status; /* its record, user-visible */
 	struct srnic_engine eng;
+	struct sk_buff_head rxq;	/* from the wire (srnic_net.c) */
 	u64 *idle_us;			/* per CPU, at idle_at: srnic_engine.c */
 	u64 idle_at;
 	unsigned long idle_jiffy;
@@ -235,6 +237,9 @@ enum srnic_port_counter {
 	SRNIC_PC_LINK_DOWNED,
 	SRNIC_PC_DUP_REQUESTS,		/* RC/UC requests that came twice */
 	SRNIC_PC_ICRC_ERRORS,		/* requests dropped for a bad ICRC */
+	SRNIC_PC_TX_PACKETS,		/* packets onto the wire */
+	SRNIC_PC_TX_DROPPED,		/* not sent: no route, no memory */
+	SRNIC_PC_RX_DROPPED,		/* from the wire, dropped unread */
 	SRNIC_PC_NUM
 };
 
@@ -491,6 +496,7 @@ struct srnic_qp {
 	u64 msg_len;
 	u8 msg_opcode;
 	bool delayed;			/* ... and held by an injected delay */
+	u32 wire_psn;			/* UD: PSN of the next datagram sent */
 	bool last_wqe_sent;		/* IB_EVENT_QP_LAST_WQE_REACHED raised */
 	u32 visits;
 	/* The transport its requests take (srnic_transport.h), set at RTR. */

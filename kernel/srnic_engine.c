@@ -77,7 +77,7 @@ struct srnic_thread *srnic_qp_thread(struct srnic_qp *qp)
 	return &s->threads[srnic_qp_engine(qp->qpn, s->nthreads)];
 }
 
-static void srnic_thread_kick(struct srnic_thread *t)
+void srnic_thread_kick(struct srnic_thread *t)
 {
 	unsigned long flags;
 
@@ -188,6 +188,9 @@ static int srnic_engine_scan(struct srnic_thread *t, unsigned long *timer,
 	while (!work && passes--) {
 		idx = 0;
 		pos = 0;
+		/* Packets from the wire first: a NIC's receive ring. */
+		if (!skb_queue_empty_lockless(&t->rxq))
+			work += srnic_net_rx(t);
 		while ((qp = srnic_scan_next(t, &idx, &pos))) {
 			idx++;
 			if (srnic_qp_idle(qp))
@@ -537,6 +540,7 @@ static int srnic_thread_init(struct srnic_dev *sdev, unsigned int idx)
 	t->idx = idx;
 	init_waitqueue_head(&t->wait);
 	init_waitqueue_head(&t->scanned);
+	skb_queue_head_init(&t->rxq);
 	t->status = &status[idx];
 	/* Every record says how many there are: an imported context reads it. */
 	t->status->num_engines = sdev->sched.nthreads;
@@ -598,6 +602,7 @@ void srnic_engine_stop(struct srnic_dev *sdev)
 		if (t->task)
 			kthread_stop(t->task);
 		t->task = NULL;
+		skb_queue_purge(&t->rxq);
 		/* For mappings that outlive the device (srnic_mmap_status()). */
 		if (t->status)
 			WRITE_ONCE(t->status->flags, SRNIC_ENGINE_NEED_WAKEUP);

@@ -68,6 +68,7 @@ int srnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 void srnic_qp_set_active(struct srnic_dev *sdev, u32 qpn, bool active);
 void srnic_qp_unpublish(struct srnic_dev *sdev, u32 qpn);
 void srnic_qp_put(struct srnic_qp *qp);
+struct srnic_qp *srnic_qp_get(struct srnic_dev *sdev, u32 qpn);
 
 /* srnic_srq.c */
 int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
@@ -128,6 +129,12 @@ int srnic_engine_start(struct srnic_dev *sdev, const char *name);
 void srnic_engine_stop(struct srnic_dev *sdev);
 void srnic_engine_kick(struct srnic_qp *qp);
 struct srnic_thread *srnic_qp_thread(struct srnic_qp *qp);
+void srnic_thread_kick(struct srnic_thread *t);
+
+/* srnic_net.c: RoCEv2 on the wire */
+int srnic_net_init(void);
+void srnic_net_cleanup(void);
+int srnic_net_rx(struct srnic_thread *t);
 void srnic_engine_sync(struct srnic_dev *sdev);
 void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp);
 
@@ -253,6 +260,8 @@ int srnic_registry_add(struct srnic_dev *sdev);
 void srnic_registry_del(struct srnic_dev *sdev);
 int srnic_dev_by_gid(const u8 *gid);
 struct srnic_qp *srnic_peer_get(int dev_id, u32 qpn);
+struct srnic_dev *srnic_dev_by_netdev_rcu(const struct net_device *ndev);
+bool srnic_gid_is_ours(struct srnic_dev *sdev, const u8 *gid);
 /*
  * Bumped whenever a QP leaves its device's table: a connected QP's cached
  * peer (srnic_loop_peer) is good only while this has not changed.
@@ -293,6 +302,7 @@ int srnic_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
 		    struct uverbs_attr_bundle *attrs);
 void srnic_qp_fault_init(struct srnic_qp *qp);
 bool srnic_qp_fault(struct srnic_qp *qp, struct srnic_fault *f);
+void srnic_odp_fault_async(struct srnic_fault *f, bool write);
 
 /* srnic_dm.c */
 struct ib_dm *srnic_alloc_dm(struct ib_device *ibdev,

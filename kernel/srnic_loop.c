@@ -63,15 +63,40 @@ struct srnic_qp *srnic_peer_get(int dev_id, u32 qpn)
 		return NULL;
 	xa_lock(&srnic_registry);
 	sdev = xa_load(&srnic_registry, dev_id);
-	if (sdev) {
-		xa_lock(&sdev->qps);
-		qp = xa_load(&sdev->qps, qpn);
-		if (qp && !refcount_inc_not_zero(&qp->ref))
-			qp = NULL;
-		xa_unlock(&sdev->qps);
-	}
+	if (sdev)
+		qp = srnic_qp_get(sdev, qpn);
 	xa_unlock(&srnic_registry);
 	return qp;
+}
+
+/*
+ * The srnic device bound to @ndev, or NULL.  For the packet hook, under
+ * RCU: a device leaves the registry, then waits for the hooks in flight
+ * (srnic_dealloc_driver), before its queues go.
+ */
+struct srnic_dev *srnic_dev_by_netdev_rcu(const struct net_device *ndev)
+{
+	struct srnic_dev *sdev;
+	unsigned long id;
+
+	xa_for_each(&srnic_registry, id, sdev)
+		if (READ_ONCE(sdev->ndev) == ndev)
+			return sdev;
+	return NULL;
+}
+
+/* Whether @gid is one of @sdev's RoCEv2 GIDs. */
+bool srnic_gid_is_ours(struct srnic_dev *sdev, const u8 *gid)
+{
+	const struct ib_gid_attr *attr;
+
+	attr = rdma_find_gid_by_port(&sdev->ibdev, (const union ib_gid *)gid,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, SRNIC_PORT,
+				     NULL);
+	if (IS_ERR(attr))
+		return false;
+	rdma_put_gid_attr(attr);
+	return true;
 }
 
 /*
@@ -243,9 +268,16 @@ static void srnic_loop_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 				struct srnic_msg *m, struct srnic_reply *rep)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
-	struct srnic_qp *dst = srnic_peer_get(srnic_dev_by_gid(m->dgid), m->dqpn);
+	int dev = srnic_dev_by_gid(m->dgid);
 	enum srnic_resp r = SRNIC_RESP_DROP;
+	struct srnic_qp *dst;
 
+	/* No device of this host owns the address: the wire's. */
+	if (dev < 0) {
+		srnic_wire.request(eng, qp, m, rep);
+		return;
+	}
+	dst = srnic_peer_get(dev, m->dqpn);
 	if (dst && dst->ibqp.qp_type == IB_QPT_UD &&
 	    READ_ONCE(dst->attr.qkey) == m->qkey &&
 	    !srnic_should_fail(sdev, SRNIC_FAULT_DROP, qp->qpn) &&

@@ -59,6 +59,8 @@ static void srnic_dealloc_driver(struct ib_device *ibdev)
 	mutex_unlock(&srnic_devices_lock);
 
 	srnic_registry_del(sdev);
+	/* No packet hook still holds the device: it queues nothing more. */
+	synchronize_net();
 	srnic_engine_stop(sdev);
 	srnic_debugfs_remove_dev(sdev);
 	/* Deregistered MRs may still wait for their batch's grace period. */
@@ -281,14 +283,21 @@ static int __init srnic_init(void)
 	if (err)
 		return err;
 	srnic_debugfs_init();
+	err = srnic_net_init();
+	if (err)
+		goto err_debugfs;
 	err = register_netdevice_notifier(&srnic_netdev_notifier);
-	if (err) {
-		srnic_debugfs_cleanup();
-		srnic_odp_cleanup();
-		return err;
-	}
+	if (err)
+		goto err_net;
 	rdma_link_register(&srnic_link_ops);
 	return 0;
+
+err_net:
+	srnic_net_cleanup();
+err_debugfs:
+	srnic_debugfs_cleanup();
+	srnic_odp_cleanup();
+	return err;
 }
 
 /*
@@ -321,6 +330,7 @@ static void __exit srnic_exit(void)
 	rdma_link_unregister(&srnic_link_ops);
 	srnic_remove_all();
 	unregister_netdevice_notifier(&srnic_netdev_notifier);
+	srnic_net_cleanup();
 	srnic_debugfs_cleanup();
 	srnic_odp_cleanup();
 }

@@ -480,3 +480,30 @@ void srnic_odp_cleanup(void)
 {
 	destroy_workqueue(srnic_odp_wq);
 }
+
+/*
+ * Faults in @f's range for a responder no requester waits for (a packet
+ * from the wire, dropped meanwhile): in the workqueue, taking the fault's
+ * MR reference.  Called inside srnic_engine_srcu: no sleeping allocation;
+ * without memory the range is simply not faulted in now.
+ */
+void srnic_odp_fault_async(struct srnic_fault *f, bool write)
+{
+	struct srnic_prefetch *p;
+
+	p = kzalloc(struct_size(p, sge, 1), GFP_NOWAIT | __GFP_NOWARN);
+	if (!p) {
+		srnic_mr_put(f->mr);
+		f->mr = NULL;
+		return;
+	}
+	p->write = write;
+	p->fault = true;
+	p->n = 1;
+	p->sge[0].mr = f->mr;
+	p->sge[0].addr = f->iova;
+	p->sge[0].len = f->len;
+	f->mr = NULL;
+	INIT_WORK(&p->work, srnic_prefetch_work);
+	queue_work(srnic_odp_wq, &p->work);
+}

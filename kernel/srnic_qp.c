@@ -540,6 +540,19 @@ void srnic_qp_unpublish(struct srnic_dev *sdev, u32 qpn)
 	synchronize_srcu_expedited(&srnic_engine_srcu);
 }
 
+/* QP @qpn of @sdev, referenced, or NULL. */
+struct srnic_qp *srnic_qp_get(struct srnic_dev *sdev, u32 qpn)
+{
+	struct srnic_qp *qp;
+
+	xa_lock(&sdev->qps);
+	qp = xa_load(&sdev->qps, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	xa_unlock(&sdev->qps);
+	return qp;
+}
+
 void srnic_qp_put(struct srnic_qp *qp)
 {
 	if (refcount_dec_and_test(&qp->ref))

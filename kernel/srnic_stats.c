@@ -60,6 +60,9 @@ static const struct rdma_stat_desc srnic_counter_descs[SRNIC_CNT_NUM] = {
 	[SRNIC_CNT_PORT + SRNIC_PC_LINK_DOWNED] = { .name = "link_downed" },
 	[SRNIC_CNT_PORT + SRNIC_PC_DUP_REQUESTS] = { .name = "duplicate_request" },
 	[SRNIC_CNT_PORT + SRNIC_PC_ICRC_ERRORS] = { .name = "rx_icrc_errors" },
+	[SRNIC_CNT_PORT + SRNIC_PC_TX_PACKETS] = { .name = "tx_packets" },
+	[SRNIC_CNT_PORT + SRNIC_PC_TX_DROPPED] = { .name = "tx_dropped" },
+	[SRNIC_CNT_PORT + SRNIC_PC_RX_DROPPED] = { .name = "rx_dropped" },
 };
 
 void srnic_port_counters_sum(struct srnic_dev *sdev, u64 *v)

@@ -48,5 +48,7 @@ struct srnic_transport {
 
 /* srnic_loop.c: the internal loopback, to srnic QPs of this host. */
 extern const struct srnic_transport srnic_loopback;
+/* srnic_net.c: RoCEv2 packets through the device's netdev. */
+extern const struct srnic_transport srnic_wire;
 
 #endif /* SRNIC_TRANSPORT_H */

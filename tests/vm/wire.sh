@@ -3,7 +3,7 @@
 #   wire_up         eth0 up with this side's addresses; waits (bounded) until the peer answers
 #   wire_sync NAME  returns once the other side has called wire_sync NAME too (a TCP rendezvous
 #                   on the wire: a listens, b connects until a answers)
-#   wire_gid DEV    the GID index of DEV's RoCEv2 GID for this side's IPv4 address
+#   wire_gid DEV [6] the GID index of DEV's RoCEv2 GID for this side's IPv4 (IPv6) address
 # WIRE_ROLE (a or b), WIRE_ME, WIRE_PEER (IPv4), WIRE_ME6, WIRE_PEER6 (IPv6) describe the two sides.
 WIRE_ROLE=${SRNIC_WIRE_ROLE:?not in a guest of qemu/run-pair}
 WIRE_IF=eth0
@@ -44,9 +44,10 @@ wire_sync() {
 	return 1
 }
 
-wire_gid() {
+wire_gid() {	# wire_gid DEV [6]: with 6, for this side's IPv6 address (fd47::N)
 	local dev=$1 i want
 	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${WIRE_ME//./ })
+	[ "${2:-}" = 6 ] && want=$(printf 'fd47:0000:0000:0000:0000:0000:0000:%04x' "${WIRE_ME6##*:}")
 	for i in $(seq 0 31); do
 		[ "$(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] &&
 			[ "$(cat "/sys/class/infiniband/$dev/ports/1/gids/$i" 2>/dev/null)" = "$want" ] &&

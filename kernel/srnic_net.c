@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * RoCEv2 on the wire: packets to and from UDP port 4791 through the
+ * netdev a device is bound to.  This step carries UD datagrams (SEND
+ * ONLY, with or without immediate), to any host and to rxe.
+ *
+ * Receiving without a socket: rdma_rxe holds a UDP socket on 4791 from
+ * the moment it loads (wildcard address, no reuse, no device binding), so
+ * srnic cannot open its own.  A netfilter hook at PRE_ROUTING, in every
+ * network namespace, takes the UDP 4791 packets that arrive on a netdev an
+ * srnic device is bound to, before any socket lookup, and leaves every
+ * other packet (rxe's on its own netdevs among them) to the stack.  Either
+ * module may load first.
+ *
+ * The hook runs in softirq: it only queues the packet for the engine
+ * thread of its destination QP and kicks it.  The thread parses and
+ * checks it in process context, inside srnic_engine_srcu (no sleeping
+ * allocation there), and hands it to the QP's responder.  A queue holds
+ * SRNIC_RXQ_MAX packets at most; more are dropped and counted.
+ */
+#include <linux/netfilter.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/net_namespace.h>
+#include <net/route.h>
+#include <net/udp.h>
+#include <linux/hash.h>
+
+#include "srnic_loc.h"
+#include "srnic_hdr.h"
+#include "srnic_transport.h"
+
+#define SRNIC_RXQ_MAX		4096	/* packets queued per engine thread */
+#define SRNIC_RX_BUDGET		64	/* packets per visit of the queue */
+
+/* ---- receiving ---- */
+
+/* The UDP header of an IPv4/IPv6 packet at skb->data, or NULL if none. */
+static struct udphdr *srnic_net_udp(struct sk_buff *skb, u8 pf, u32 *l3_len)
+{
+	u32 len;
+
+	if (pf == NFPROTO_IPV4) {
+		const struct iphdr *ip = ip_hdr(skb);
+
+		/* RoCEv2 has no options and no fragments (DF). */
+		if (ip->protocol != IPPROTO_UDP || ip->ihl != 5 ||
+		    ip_is_fragment(ip))
+			return NULL;
+		len = sizeof(*ip);
+	} else {
+		if (ipv6_hdr(skb)->nexthdr != IPPROTO_UDP)
+			return NULL;
+		len = sizeof(struct ipv6hdr);
+	}
+	if (!pskb_may_pull(skb, len + sizeof(struct udphdr) +
+			   sizeof(struct srnic_bth)))
+		return NULL;
+	*l3_len = len;
+	return (struct udphdr *)(skb_network_header(skb) + len);
+}
+
+static unsigned int srnic_net_hook(void *priv, struct sk_buff *skb,
+				   const struct nf_hook_state *state)
+{
+	struct srnic_dev *sdev = srnic_dev_by_netdev_rcu(state->in);
+	const struct srnic_bth *bth;
+	struct srnic_thread *t;
+	struct udphdr *udp;
+	u32 l3_len;
+
+	if (!sdev)
+		return NF_ACCEPT;
+	udp = srnic_net_udp(skb, state->pf, &l3_len);
+	if (!udp || udp->dest != htons(SRNIC_ROCE_UDP_PORT))
+		return NF_ACCEPT;
+	bth = (const struct srnic_bth *)(udp + 1);
+	t = &sdev->sched.threads[srnic_qp_engine(srnic_bth_qpn(bth),
+						 sdev->sched.nthreads)];
+	if (skb_queue_len(&t->rxq) >= SRNIC_RXQ_MAX) {
+		srnic_count(sdev, SRNIC_PC_RX_DROPPED);
+		kfree_skb(skb);
+		return NF_STOLEN;
+	}
+	skb_queue_tail(&t->rxq, skb);
+	srnic_thread_kick(t);
+	return NF_STOLEN;
+}
+
+static const struct nf_hook_ops srnic_nf_ops[] = {
+	{
+		.hook = srnic_net_hook,
+		.pf = NFPROTO_IPV4,
+		.hooknum = NF_INET_PRE_ROUTING,
+		.priority = NF_IP_PRI_FIRST,
+	},
+	{
+		.hook = srnic_net_hook,
+		.pf = NFPROTO_IPV6,
+		.hooknum = NF_INET_PRE_ROUTING,
+		.priority = NF_IP6_PRI_FIRST,
+	},
+};
+
+/* A packet, parsed: where its headers are and what they say. */
+struct srnic_pkt {
+	struct srnic_dev *sdev;
+	const u8 *l3;
+	bool ipv4;
+	const struct srnic_bth *bth;
+	const u8 *next;			/* after the BTH */
+	u32 after_bth;			/* bytes from @next to the ICRC */
+	u32 l4_len;			/* the UDP header's length */
+	u8 sgid[16], dgid[16];
+	u8 hop_limit, traffic_class;
+	u32 flow_label;
+};
+
+/* The GIDs and the traffic fields of the packet's IP header. */
+static void srnic_pkt_addrs(struct srnic_pkt *p)
+{
+	if (p->ipv4) {
+		const struct iphdr *ip = (const struct iphdr *)p->l3;
+
+		ipv6_addr_set_v4mapped(ip->saddr, (struct in6_addr *)p->sgid);
+		ipv6_addr_set_v4mapped(ip->daddr, (struct in6_addr *)p->dgid);
+		p->hop_limit = ip->ttl;
+		p->traffic_class = ip->tos;
+		p->flow_label = 0;
+	} else {
+		const struct ipv6hdr *ip6 = (const struct ipv6hdr *)p->l3;
+
+		memcpy(p->sgid, &ip6->saddr, 16);
+		memcpy(p->dgid, &ip6->daddr, 16);
+		p->hop_limit = ip6->hop_limit;
+		p->traffic_class = ip6_tclass(ip6_flowinfo(ip6));
+		p->flow_label = be32_to_cpu(ip6_flowlabel(ip6));
+	}
+}
+
+/* The lengths and version of a queued packet, which becomes linear. */
+static bool srnic_pkt_check(struct srnic_dev *sdev, struct sk_buff *skb,
+			    struct srnic_pkt *p)
+{
+	const struct udphdr *udp;
+	u32 l3_len, ulen, min;
+
+	if (skb_linearize(skb))
+		return false;
+	p->sdev = sdev;
+	p->l3 = skb_network_header(skb);
+	p->ipv4 = skb->protocol == htons(ETH_P_IP);
+	l3_len = p->ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
+	udp = (const struct udphdr *)(p->l3 + l3_len);
+	ulen = ntohs(udp->len);
+	min = sizeof(*udp) + sizeof(struct srnic_bth) + SRNIC_ICRC_BYTES;
+	/* The UDP length is the packet's, within what arrived. */
+	if (ulen < min || (const u8 *)udp + ulen > skb_tail_pointer(skb))
+		return false;
+	p->bth = (const struct srnic_bth *)(udp + 1);
+	if (srnic_bth_tver(p->bth))
+		return false;
+	p->next = (const u8 *)(p->bth + 1);
+	p->after_bth = ulen - min;
+	p->l4_len = ulen;
+	return true;
+}
+
+/*
+ * Checks a queued packet's lengths, version and ICRC; fills @p.  The
+ * packet is linear afterwards.  False: drop it (counted here).
+ */
+static bool srnic_pkt_parse(struct srnic_dev *sdev, struct sk_buff *skb,
+			    struct srnic_pkt *p)
+{
+	if (!srnic_pkt_check(sdev, skb, p)) {
+		srnic_count(sdev, SRNIC_PC_RX_DROPPED);
+		return false;
+	}
+	if (get_unaligned_le32(p->next + p->after_bth) !=
+	    srnic_icrc(p->l3, p->ipv4, p->l4_len)) {
+		srnic_count(sdev, SRNIC_PC_ICRC_ERRORS);
+		return false;
+	}
+	srnic_pkt_addrs(p);
+	return true;
+}
+
+
+/*
+ * A UD SEND ONLY (with immediate): a datagram for a UD QP of ours.  False
+ * if it names no such QP, or its lengths or Q_Key are wrong.  (A QP that
+ * does not receive, or has no receive WQE, loses it: its responder counts.)
+ */
+static bool srnic_net_recv_ud(struct srnic_engine *eng, struct srnic_pkt *p)
+{
+	const struct srnic_deth *deth = (const struct srnic_deth *)p->next;
+	bool imm = p->bth->opcode == SRNIC_OP_UD_SEND_ONLY_IMM;
+	u32 hdrs = sizeof(*deth) + (imm ? 4 : 0), pad = srnic_bth_pad(p->bth);
+	struct srnic_msg m = {};
+	struct srnic_qp *dst;
+	enum srnic_resp r;
+
+	/* Headers, then payload and pad to a multiple of 4 bytes. */
+	if (p->after_bth < hdrs + pad || (p->after_bth & 3))
+		return false;
+	dst = srnic_qp_get(p->sdev, srnic_bth_qpn(p->bth));
+	if (!dst)
+		return false;
+	if (dst->ibqp.qp_type != IB_QPT_UD ||
+	    READ_ONCE(dst->attr.qkey) != be32_to_cpu(deth->qkey)) {
+		srnic_qp_put(dst);
+		return false;
+	}
+	m.opcode = imm ? IB_UVERBS_WR_SEND_WITH_IMM : IB_UVERBS_WR_SEND;
+	m.has_imm = imm;
+	if (imm)
+		m.imm = get_unaligned((const __be32 *)(deth + 1));
+	m.solicited = srnic_bth_se(p->bth);
+	m.len = p->after_bth - hdrs - pad;
+	m.plen = m.len;
+	srnic_sg_init(&eng->wire, (u8 *)p->next + hdrs, m.len);
+	m.payload = &eng->wire;
+	m.src_qpn = srnic_deth_sqp(deth);
+	m.src_dev = -1;
+	m.sgid = p->sgid;
+	m.dgid = p->dgid;
+	m.hop_limit = p->hop_limit;
+	m.traffic_class = p->traffic_class;
+	m.flow_label = p->flow_label;
+	r = srnic_resp_recv(eng, dst, &m, true);
+	if (r == SRNIC_RESP_FAULT) {
+		/* The datagram is lost; its receive WQE waits for the next. */
+		srnic_odp_fault_async(&eng->remote.fault, true);
+		r = SRNIC_RESP_DROP;
+	}
+	srnic_resp_account(dst, &m, r);
+	srnic_qp_put(dst);
+	return true;
+}
+
+/* One packet from the queue: parsed, checked, handed to its responder. */
+static void srnic_net_recv(struct srnic_thread *t, struct sk_buff *skb)
+{
+	struct srnic_pkt p;
+
+	if (!srnic_pkt_parse(t->sdev, skb, &p))
+		goto out;
+	/* Only to the device's own addresses. */
+	if (!srnic_gid_is_ours(t->sdev, p.dgid)) {
+		srnic_count(t->sdev, SRNIC_PC_RX_DROPPED);
+		goto out;
+	}
+	switch (p.bth->opcode) {
+	case SRNIC_OP_UD_SEND_ONLY:
+	case SRNIC_OP_UD_SEND_ONLY_IMM:
+		if (srnic_net_recv_ud(&t->eng, &p))
+			break;
+		fallthrough;
+	default:
+		srnic_count(t->sdev, SRNIC_PC_RX_DROPPED);
+		break;
+	}
+out:
+	kfree_skb(skb);
+}
+
+/*
+ * Runs the packets queued for thread @t, SRNIC_RX_BUDGET at most; inside
+ * srnic_engine_srcu.  Returns how many.
+ */
+int srnic_net_rx(struct srnic_thread *t)
+{
+	struct sk_buff *skb;
+	int n = 0;
+
+	while (n < SRNIC_RX_BUDGET && (skb = skb_dequeue(&t->rxq))) {
+		srnic_net_recv(t, skb);
+		n++;
+	}
+	return n;
+}
+
+/* ---- sending ---- */
+
+/* The route of a packet from @sgid to @dgid out of @ndev, set on @skb. */
+static int srnic_net_route(struct net_device *ndev, struct sk_buff *skb,
+			   const u8 *sgid, const u8 *dgid, bool ipv4)
+{
+	struct net *net = dev_net(ndev);
+
+	if (ipv4) {
+		struct flowi4 fl = {
+			.flowi4_oif = ndev->ifindex,
+			.flowi4_proto = IPPROTO_UDP,
+			.daddr = *(const __be32 *)(dgid + 12),
+			.saddr = *(const __be32 *)(sgid + 12),
+		};
+		struct rtable *rt = ip_route_output_key(net, &fl);
+
+		if (IS_ERR(rt))
+			return PTR_ERR(rt);
+		skb_dst_set(skb, &rt->dst);
+	} else {
+		struct flowi6 fl6 = {
+			.flowi6_oif = ndev->ifindex,
+			.flowi6_proto = IPPROTO_UDP,
+		};
+		struct dst_entry *dst;
+
+		memcpy(&fl6.daddr, dgid, 16);
+		memcpy(&fl6.saddr, sgid, 16);
+		dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+		if (IS_ERR(dst))
+			return PTR_ERR(dst);
+		skb_dst_set(skb, dst);
+	}
+	return 0;
+}
+
+/* The IP and UDP headers of a packet of @l4_len bytes after them. */
+static void srnic_net_l3(struct sk_buff *skb, const struct srnic_msg *m,
+			 bool ipv4, u32 l4_len, u16 sport)
+{
+	struct udphdr *udp;
+
+	skb_reset_network_header(skb);
+	if (ipv4) {
+		struct iphdr *ip = ip_hdr(skb);
+
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tos = m->traffic_class;
+		ip->tot_len = htons(sizeof(*ip) + l4_len);
+		ip->id = 0;		/* DF: no fragment to tell apart */
+		ip->frag_off = htons(IP_DF);
+		ip->ttl = m->hop_limit ? m->hop_limit : 64;
+		ip->protocol = IPPROTO_UDP;
+		memcpy(&ip->saddr, m->sgid + 12, 4);
+		memcpy(&ip->daddr, m->dgid + 12, 4);
+		ip_send_check(ip);
+		skb->protocol = htons(ETH_P_IP);
+		udp = (struct udphdr *)(ip + 1);
+	} else {
+		struct ipv6hdr *ip6 = ipv6_hdr(skb);
+
+		ip6_flow_hdr(ip6, m->traffic_class, htonl(m->flow_label));
+		ip6->payload_len = htons(l4_len);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = m->hop_limit ? m->hop_limit : 64;
+		memcpy(&ip6->saddr, m->sgid, 16);
+		memcpy(&ip6->daddr, m->dgid, 16);
+		skb->protocol = htons(ETH_P_IPV6);
+		udp = (struct udphdr *)(ip6 + 1);
+	}
+	skb_set_transport_header(skb, (u8 *)udp - skb->data);
+	udp->source = htons(sport);
+	udp->dest = htons(SRNIC_ROCE_UDP_PORT);
+	udp->len = htons(l4_len);
+	udp->check = 0;		/* the ICRC covers the packet */
+}
+
+/*
+ * A UD datagram @m of @qp onto the wire.  Lost like a datagram when there
+ * is no route or no memory (counted).  Inside srnic_engine_srcu: the skb is
+ * allocated without sleeping.
+ */
+static void srnic_net_send_ud(struct srnic_engine *eng, struct srnic_qp *qp,
+			      const struct srnic_msg *m)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct net_device *ndev = sdev->ndev;
+	bool ipv4 = ipv6_addr_v4mapped((const struct in6_addr *)m->dgid);
+	u32 l3_len = ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
+	u32 hdrs = sizeof(struct srnic_bth) + sizeof(struct srnic_deth) +
+		   (m->has_imm ? 4 : 0);
+	u32 pad = -m->len & 3, l4_len;
+	struct srnic_deth *deth;
+	struct sk_buff *skb;
+	u8 *p;
+
+	l4_len = sizeof(struct udphdr) + hdrs + m->len + pad + SRNIC_ICRC_BYTES;
+	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + l3_len + l4_len +
+			ndev->needed_tailroom, GFP_NOWAIT | __GFP_NOWARN);
+	if (!skb)
+		goto drop;
+	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
+	if (srnic_net_route(ndev, skb, m->sgid, m->dgid, ipv4))
+		goto drop;
+	p = skb_put(skb, l3_len + l4_len);
+	srnic_net_l3(skb, m, ipv4, l4_len,
+		     SRNIC_UDP_SPORT_BASE | (hash_32(qp->qpn, 14)));
+	p += l3_len + sizeof(struct udphdr);
+	srnic_bth_set((struct srnic_bth *)p,
+		      m->has_imm ? SRNIC_OP_UD_SEND_ONLY_IMM : SRNIC_OP_UD_SEND_ONLY,
+		      m->solicited, pad, m->dqpn, qp->wire_psn++);
+	deth = (struct srnic_deth *)(p + sizeof(struct srnic_bth));
+	/* A Q_Key with its high bit set means the QP's own (C10-15). */
+	deth->qkey = cpu_to_be32((m->qkey & 0x80000000) ?
+				 READ_ONCE(qp->attr.qkey) : m->qkey);
+	deth->sqp = cpu_to_be32(qp->qpn);
+	if (m->has_imm)
+		put_unaligned(m->imm, (__be32 *)(deth + 1));
+	p += hdrs;
+	srnic_sg_init(&eng->wire, p, m->len);
+	srnic_sg_copy(&eng->wire, 0, m->payload, 0, m->len);
+	memset(p + m->len, 0, pad);
+	put_unaligned_le32(srnic_icrc(skb_network_header(skb), ipv4, l4_len),
+			   p + m->len + pad);
+	skb->dev = ndev;
+	if (ipv4)
+		ip_local_out(dev_net(ndev), NULL, skb);
+	else
+		ip6_local_out(dev_net(ndev), NULL, skb);
+	srnic_count(sdev, SRNIC_PC_TX_PACKETS);
+	return;
+drop:
+	kfree_skb(skb);
+	srnic_count(sdev, SRNIC_PC_TX_DROPPED);
+}
+
+/*
+ * The wire as a transport.  This step carries UD only: a datagram goes,
+ * whatever becomes of it, as on any wire.
+ */
+static void srnic_wire_request(struct srnic_engine *eng, struct srnic_qp *qp,
+			       struct srnic_msg *m, struct srnic_reply *rep)
+{
+	rep->data = NULL;
+	rep->r = SRNIC_RESP_OK;
+	if (qp->ibqp.qp_type == IB_QPT_UD)
+		srnic_net_send_ud(eng, qp, m);
+	else
+		rep->r = SRNIC_RESP_DROP;
+}
+
+static void srnic_wire_reply_done(struct srnic_engine *eng,
+				  struct srnic_reply *rep)
+{
+}
+
+static void srnic_wire_batch_end(struct srnic_engine *eng)
+{
+}
+
+const struct srnic_transport srnic_wire = {
+	.name = "wire",
+	.request = srnic_wire_request,
+	.reply_done = srnic_wire_reply_done,
+	.batch_end = srnic_wire_batch_end,
+};
+
+/* ---- the hooks, in every namespace ---- */
+
+static int __net_init srnic_net_ns_init(struct net *net)
+{
+	return nf_register_net_hooks(net, srnic_nf_ops,
+				     ARRAY_SIZE(srnic_nf_ops));
+}
+
+static void __net_exit srnic_net_ns_exit(struct net *net)
+{
+	nf_unregister_net_hooks(net, srnic_nf_ops, ARRAY_SIZE(srnic_nf_ops));
+}
+
+static struct pernet_operations srnic_net_ops = {
+	.init = srnic_net_ns_init,
+	.exit = srnic_net_ns_exit,
+};
+
+int srnic_net_init(void)
+{
+	return register_pernet_subsys(&srnic_net_ops);
+}
+
+void srnic_net_cleanup(void)
+{
+	unregister_pernet_subsys(&srnic_net_ops);
+}
