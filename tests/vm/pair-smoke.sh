@@ -58,6 +58,20 @@ both() {
 	check "$1 -c $3, b serves" pingpong "$1" $me_b $(($2 + 1))
 }
 
+# The capture a made of two ibv_ud_pingpong runs between srnic devices, as tshark's RoCE dissector
+# reads it: every packet a BTH and DETH as the spec has them (UD SEND ONLY = 100, the default
+# P_Key, the pingpong's Q_Key 0x11111111, a UDP length that leaves payload + pad a multiple of 4),
+# nothing malformed; at least 200 sent by srnic here (two runs of 100 exchanges), 400 in all.
+roce_capture_ok() {
+	tshark -r /tmp/roce.pcap -T fields -E separator=, -e ip.src -e infiniband.bth.opcode \
+		-e infiniband.bth.p_key -e infiniband.deth.q_key -e udp.length -e _ws.malformed |
+		awk -F, -v me="$WIRE_ME" '
+		{ n++; if ($1 == me) mine++; q = tolower($4); sub(/^0x0*/, "", q) }
+		$2 != 100 || $3 != 65535 || q != "11111111" || $6 != "" || ($5 - 32) % 4 { bad++ }
+		END { print n " packets, " mine " from srnic here, " bad + 0 " not as the spec has them"
+		      exit !(n >= 400 && mine >= 200 && bad == 0) }'
+}
+
 # use KIND: this side's device on eth0 becomes KIND (rxe or srnic), once both sides are ready.
 use() {
 	rdma link del "$dev" 2>/dev/null
@@ -74,7 +88,15 @@ both ibv_ud_pingpong 18517 "srnic (a) with rxe (b), UD over the wire"
 wire_sync "srnic-srnic"
 [ "$WIRE_ROLE" = b ] && use srnic
 wire_sync "srnic-srnic-ready"
+# a captures what crosses the wire meanwhile; tshark's RoCE dissector reads it afterwards.
+[ "$WIRE_ROLE" = a ] && { tcpdump -i "$WIRE_IF" -U -w /tmp/roce.pcap udp port 4791 2>/dev/null &
+			  cap=$!; }
 both ibv_ud_pingpong 18519 "srnic with srnic, UD over the wire"
+if [ "$WIRE_ROLE" = a ]; then
+	kill -INT $cap; wait $cap
+	check "tshark decodes every packet: UD SEND ONLY, P_Key 0xffff, Q_Key, pad, none malformed" \
+		roce_capture_ok
+fi
 gid=$(wire_gid "$dev" 6) || { echo "not ok - $WIRE_ROLE: $dev has no GID for $WIRE_ME6"; fail=1; }
 both ibv_ud_pingpong 18521 "srnic with srnic, UD over IPv6"
 # What crossed the wire, by srnic's port counters: every datagram sent and received (4 runs of
