@@ -249,23 +249,24 @@ static void srnic_net_recv(struct srnic_thread *t, struct sk_buff *skb)
 	struct srnic_pkt p;
 
 	if (!srnic_pkt_parse(t->sdev, skb, &p))
-		goto out;
+		goto drop;
 	/* Only to the device's own addresses. */
-	if (!srnic_gid_is_ours(t->sdev, p.dgid)) {
-		srnic_count(t->sdev, SRNIC_PC_RX_DROPPED);
-		goto out;
-	}
+	if (!srnic_gid_is_ours(t->sdev, p.dgid))
+		goto count;
 	switch (p.bth->opcode) {
 	case SRNIC_OP_UD_SEND_ONLY:
 	case SRNIC_OP_UD_SEND_ONLY_IMM:
-		if (srnic_net_recv_ud(&t->eng, &p))
-			break;
-		fallthrough;
-	default:
-		srnic_count(t->sdev, SRNIC_PC_RX_DROPPED);
+		if (!srnic_net_recv_ud(&t->eng, &p))
+			goto count;
 		break;
+	default:
+		goto count;
 	}
-out:
+	consume_skb(skb);
+	return;
+count:
+	srnic_count(t->sdev, SRNIC_PC_RX_DROPPED);
+drop:
 	kfree_skb(skb);
 }
 

@@ -144,6 +144,18 @@ FIXTURE(wire) {
 	int made;
 };
 
+/*
+ * Where srnic's netdev is: in the initial namespace, or in a namespace of
+ * its own (the device routes and receives in its netdev's namespace).
+ */
+FIXTURE_VARIANT(wire) {
+	int in_ns;
+};
+FIXTURE_VARIANT_ADD(wire, init_ns) { .in_ns = 0 };
+FIXTURE_VARIANT_ADD(wire, own_ns) { .in_ns = 1 };
+
+#define W_MY_NS "srwme"
+
 /* Runs @cmd inside the peer's namespace. */
 #define NS "ip netns exec " W_NS " "
 
@@ -161,16 +173,23 @@ FIXTURE_SETUP(wire)
 	struct qp_opts o;
 	int self_ns, ns;
 
+	const char *me = variant->in_ns ? "ip netns exec " W_MY_NS " " : "";
+
 	sh("rdma link del " W_DEV " 2>/dev/null; ip link del " W_VETH "0 2>/dev/null;"
-	   " ip netns del " W_NS " 2>/dev/null");
+	   " ip netns exec " W_MY_NS " ip link del " W_VETH "0 2>/dev/null;"
+	   " ip netns del " W_NS " 2>/dev/null; ip netns del " W_MY_NS " 2>/dev/null");
 	ASSERT_EQ(0, sh("ip netns add " W_NS " && "
 			"ip link add " W_VETH "0 type veth peer name " W_VETH "1 && "
-			"ip link set " W_VETH "1 netns " W_NS " && "
-			"ip addr add " W_ME "/24 dev " W_VETH "0 && ip link set " W_VETH "0 up && "
+			"ip link set " W_VETH "1 netns " W_NS));
+	self->made = 1;
+	if (variant->in_ns)
+		ASSERT_EQ(0, sh("ip netns add " W_MY_NS " && ip link set " W_VETH "0 netns "
+				W_MY_NS));
+	ASSERT_EQ(0, sh("%sip addr add " W_ME "/24 dev " W_VETH "0 && "
+			"%sip link set " W_VETH "0 up && "
 			NS "ip addr add " W_PEER "/24 dev " W_VETH "1 && "
 			NS "ip link set " W_VETH "1 up && "
-			"rdma link add " W_DEV " type srnic netdev " W_VETH "0"));
-	self->made = 1;
+			"%srdma link add " W_DEV " type srnic netdev " W_VETH "0", me, me, me));
 	ASSERT_TRUE(wait_until(ipv4_gid_ready, W_DEV, 1, 10000));
 	ASSERT_EQ(0, env_open_dev(&self->e, W_DEV));
 	o = qp_defaults(&self->e, IBV_QPT_UD);
@@ -199,7 +218,8 @@ FIXTURE_TEARDOWN(wire)
 	ep_destroy(&self->x);
 	env_close(&self->e);
 	if (self->made)
-		sh("rdma link del " W_DEV "; ip link del " W_VETH "0; ip netns del " W_NS);
+		sh("rdma link del " W_DEV "; ip link del " W_VETH "0 2>/dev/null;"
+		   " ip netns del " W_NS "; ip netns del " W_MY_NS " 2>/dev/null");
 }
 
 static struct dgram good(const struct ep *x, uint32_t len, uint8_t fill)
