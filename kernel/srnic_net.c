@@ -39,9 +39,14 @@
 
 /* ---- receiving ---- */
 
-/* The UDP header of an IPv4/IPv6 packet at skb->data, or NULL if none. */
-static struct udphdr *srnic_net_udp(struct sk_buff *skb, u8 pf, u32 *l3_len)
+/*
+ * The UDP header of a packet to port 4791 at skb->data (IPv4 or IPv6), with
+ * a BTH's worth after it in the linear part; else NULL.  Every packet of
+ * the host passes here: the cheap tests first.
+ */
+static struct udphdr *srnic_net_udp(struct sk_buff *skb, u8 pf)
 {
+	struct udphdr *udp;
 	u32 len;
 
 	if (pf == NFPROTO_IPV4) {
@@ -57,26 +62,27 @@ static struct udphdr *srnic_net_udp(struct sk_buff *skb, u8 pf, u32 *l3_len)
 			return NULL;
 		len = sizeof(struct ipv6hdr);
 	}
-	if (!pskb_may_pull(skb, len + sizeof(struct udphdr) +
-			   sizeof(struct srnic_bth)))
+	if (!pskb_may_pull(skb, len + sizeof(*udp)))
 		return NULL;
-	*l3_len = len;
+	udp = (struct udphdr *)(skb_network_header(skb) + len);
+	if (udp->dest != htons(SRNIC_ROCE_UDP_PORT) ||
+	    !pskb_may_pull(skb, len + sizeof(*udp) + sizeof(struct srnic_bth)))
+		return NULL;
 	return (struct udphdr *)(skb_network_header(skb) + len);
 }
 
 static unsigned int srnic_net_hook(void *priv, struct sk_buff *skb,
 				   const struct nf_hook_state *state)
 {
-	struct srnic_dev *sdev = srnic_dev_by_netdev_rcu(state->in);
+	struct udphdr *udp = srnic_net_udp(skb, state->pf);
 	const struct srnic_bth *bth;
 	struct srnic_thread *t;
-	struct udphdr *udp;
-	u32 l3_len;
+	struct srnic_dev *sdev;
 
-	if (!sdev)
+	if (!udp)
 		return NF_ACCEPT;
-	udp = srnic_net_udp(skb, state->pf, &l3_len);
-	if (!udp || udp->dest != htons(SRNIC_ROCE_UDP_PORT))
+	sdev = srnic_dev_by_netdev_rcu(state->in);
+	if (!sdev)
 		return NF_ACCEPT;
 	bth = (const struct srnic_bth *)(udp + 1);
 	t = &sdev->sched.threads[srnic_qp_engine(srnic_bth_qpn(bth),
