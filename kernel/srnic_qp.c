@@ -380,6 +380,13 @@ static void srnic_qp_reset(struct srnic_qp *qp)
 	qp->rwqe_held = false;
 	qp->rq_cons = 0;
 	spin_unlock(&qp->rq_lock);
+	/*
+	 * The doorbell still holds the producer of the work posted before:
+	 * left there, the engine would run that old ring again once the QP is
+	 * back in RTS.  The provider counts from 0 again after a reset.
+	 */
+	if (srnic_qp_has_sq(qp) && qp->dbr.kva)
+		WRITE_ONCE(qp->dbr.kva->value, 0);
 	if (!db)
 		return;
 	WRITE_ONCE(db->sq_consumer, 0);

@@ -758,6 +758,68 @@ static void *churn(void *p)
 	return NULL;
 }
 
+/* One signaled 64-byte WRITE within arena a, at ring position @prod. */
+static void adv_post_write(struct raw_qp *g, const struct arena *ar, uint32_t prod)
+{
+	uint8_t *slot = (uint8_t *)g->sq_ring +
+			((size_t)(prod & ((1u << RAW_QP_LOG_SQ) - 1)) << RAW_QP_LOG_STRIDE);
+	struct srnic_wqe_ctrl *c = (struct srnic_wqe_ctrl *)slot;
+	struct srnic_wqe_raddr *ra = (struct srnic_wqe_raddr *)(c + 1);
+	struct srnic_wqe_data *d = (struct srnic_wqe_data *)(slot + SRNIC_SEND_HDR_RC);
+
+	memset(slot, 0, SRNIC_SEND_HDR_RC + sizeof(*d));
+	c->opcode = IBV_WR_RDMA_WRITE;
+	c->flags = SRNIC_WQE_SIGNALED;
+	c->num_sge = 1;
+	c->wr_id = 100 + prod;
+	ra->remote_addr = (uintptr_t)ar->a + 4096;
+	ra->rkey = ar->mra.rkey;
+	d->addr = (uintptr_t)ar->a;
+	d->lkey = ar->mra.lkey;
+	d->length = 64;
+}
+
+/*
+ * A QP moved to RESET and back to RTS by a client that leaves its
+ * doorbell as it was (the producer counter of the work before): the
+ * engine must not run that old ring again.  (Found as 17 completions for
+ * one WQE in odp_churn, after its QP was reset.)
+ */
+TEST_F(adv, reset_forgets_the_doorbell)
+{
+	uint64_t seed = 1;
+	int cqes = 0, errors = 0;
+
+	adv_build(_metadata, self, &seed);
+	for (uint32_t p = 0; p < 5; p++)
+		adv_post_write(&self->g, &self->ar, p);
+	ASSERT_EQ(0, srnic_raw_ring_sq(self->g.fd, self->g.qp.core.qp_handle,
+				       self->g.qp_db, raw_qp_sq_slot(&self->g), 5));
+	for (int t = 0; t < 10000 && cqes < 5; t++) {
+		raw_qp_reap(&self->g, &cqes, &errors);
+		usleep(100);
+	}
+	ASSERT_EQ(5, cqes);
+	ASSERT_EQ(0, errors);
+	ASSERT_EQ(0, raw_qp_reset(&self->g, &self->e));
+	/*
+	 * A wake-up call with nothing new posted: it runs the QP's work at
+	 * once (srnic_engine_doorbell), which is whatever the doorbell says.
+	 */
+	cqes = errors = 0;
+	ASSERT_EQ(0, uverbs_post_send_doorbell(self->g.fd, self->g.qp.core.qp_handle));
+	/* One new WQE: its completion, and no other. */
+	adv_post_write(&self->g, &self->ar, 0);
+	ASSERT_EQ(0, srnic_raw_ring_sq(self->g.fd, self->g.qp.core.qp_handle,
+				       self->g.qp_db, raw_qp_sq_slot(&self->g), 1));
+	for (int t = 0; t < 10000 && !cqes; t++) {
+		raw_qp_reap(&self->g, &cqes, &errors);
+		usleep(100);
+	}
+	EXPECT_EQ(1, cqes) TH_LOG("completions of work posted before the reset");
+	EXPECT_EQ(0, errors);
+}
+
 TEST_F_TIMEOUT(adv, odp_churn, 900)
 {
 	const uint32_t entries = 1u << RAW_QP_LOG_SQ;
