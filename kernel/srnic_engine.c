@@ -226,22 +226,16 @@ void srnic_engine_sync(struct srnic_dev *sdev)
 	struct srnic_sched *s = &sdev->sched;
 	unsigned long end = jiffies + HZ;
 	unsigned int i;
-	u64 *target;
 
-	target = kmalloc_array(s->nthreads, sizeof(*target), GFP_KERNEL);
-	if (!target)
-		return;
-	for (i = 0; i < s->nthreads; i++) {
-		target[i] = READ_ONCE(s->threads[i].scans) + 2;
-		srnic_thread_kick(&s->threads[i]);
-	}
+	/* A thread's target is taken before its kick: its scans start after. */
 	for (i = 0; i < s->nthreads; i++) {
 		struct srnic_thread *t = &s->threads[i];
+		u64 target = READ_ONCE(t->scans) + 2;
 
-		wait_event_timeout(t->scanned, READ_ONCE(t->scans) >= target[i],
+		srnic_thread_kick(t);
+		wait_event_timeout(t->scanned, READ_ONCE(t->scans) >= target,
 				   max_t(long, (long)(end - jiffies), 1));
 	}
-	kfree(target);
 }
 
 /* An engine of the pool, or NULL if every one is in use. */
