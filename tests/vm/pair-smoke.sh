@@ -70,6 +70,7 @@ roce_capture_ok() {
 		{ n++; if ($1 == me) mine++; q = tolower($4); sub(/^0x0*/, "", q) }
 		$2 != 100 || $3 != 65535 || q != "11111111" || $6 != "" || ($5 - 32) % 4 { bad++ }
 		END { print n " packets, " mine " from srnic here, " bad + 0 " not as the spec has them"
+		      if (n < 300) system("tail -n 3 /tmp/tcpdump.err")
 		      exit !(n >= 300 && mine >= 150 && bad == 0) }'
 }
 
@@ -91,7 +92,9 @@ wire_sync "srnic-srnic"
 wire_sync "srnic-srnic-ready"
 # a captures what crosses the wire meanwhile; tshark's RoCE dissector reads it afterwards.
 if [ "$WIRE_ROLE" = a ]; then
-	tcpdump -i "$WIRE_IF" -U -w /tmp/roce.pcap udp port 4791 2>/tmp/tcpdump.err &
+	# Immediate mode: libpcap's default ring hands packets over a block at a time, and the block
+	# still open when tcpdump is interrupted is lost (a whole run of the pingpong, once, in CI).
+	tcpdump -i "$WIRE_IF" --immediate-mode -U -w /tmp/roce.pcap udp port 4791 2>/tmp/tcpdump.err &
 	cap=$!
 	# Capturing before the first packet: tcpdump says so once it listens.
 	for _ in $(seq 1 300); do grep -q "listening on" /tmp/tcpdump.err && break; sleep 0.1; done
