@@ -58,7 +58,14 @@
 #define SRNIC_MAX_MR_SIZE	(1ULL << 40)
 #define SRNIC_MAX_MSG_SIZE	(1U << 31)
 #define SRNIC_GID_TABLE_LEN	32
-#define SRNIC_MAX_QP_RD_ATOM	16
+/*
+ * READs and atomics a QP may have outstanding, either way: as rxe, whose
+ * peers ask for 128.  The responder keeps no resources for READs (it
+ * answers a duplicate from memory) and the results of the last
+ * SRNIC_ATOMIC_RES atomics (struct srnic_wire_qp).
+ */
+#define SRNIC_MAX_QP_RD_ATOM	128
+#define SRNIC_ATOMIC_RES	16
 #define SRNIC_MAX_SRQ		(64 * 1024)
 #define SRNIC_MAX_AH		(1024 * 1024)
 #define SRNIC_MAX_WQ		(64 * 1024)
@@ -82,6 +89,13 @@
  * delays by milliseconds (2^12 * 4.096 us = 16.8 ms).
  */
 #define SRNIC_LOCAL_CA_ACK_DELAY 12
+/*
+ * The shortest Local ACK Timeout a piece on the wire waits for its answer
+ * (4.096 us << 14 = 67 ms): the peer's engine thread, or an emulated
+ * guest, may take milliseconds to answer, and an early retransmission
+ * costs a whole piece.
+ */
+#define SRNIC_WIRE_MIN_TIMEOUT	14
 /* Tag matching SRQs: tag list entries, SGEs per tag, rendezvous header. */
 #define SRNIC_TM_MAX_TAGS	256
 #define SRNIC_TM_MAX_SGE	1
@@ -240,6 +254,7 @@ enum srnic_port_counter {
 	SRNIC_PC_TX_PACKETS,		/* packets onto the wire */
 	SRNIC_PC_TX_DROPPED,		/* not sent: no route, no memory */
 	SRNIC_PC_RX_DROPPED,		/* from the wire, dropped unread */
+	SRNIC_PC_SEQ_NAKS_SENT,		/* PSN sequence error NAKs sent */
 	SRNIC_PC_NUM
 };
 
@@ -472,6 +487,55 @@ struct srnic_wq {
  * any srnic device consume.  @ref pins the QP for an engine that found it
  * (srnic_qp_get/put); destroy waits until every such reference is gone.
  */
+/*
+ * An RC or UC QP whose peer is across the wire (srnic_net_req.c,
+ * srnic_net_resp.c).  The requester sends a piece of its message and waits
+ * for the answer (stop and wait, a piece of SRNIC_PIECE bytes at a time);
+ * the WQE stays in the user ring meanwhile and is fetched again for the
+ * answer or a retransmission.  READ data wait in @stage, one piece.
+ */
+struct srnic_wire_qp {
+	/* The path, set at RTR. */
+	u8 dgid[16];
+	u8 hop_limit, traffic_class;
+	u32 flow_label;
+	u32 mtu;			/* path MTU, bytes of payload per packet */
+	u16 sport;
+	/* Requester, under the QP's lock. */
+	u32 psn;			/* the next PSN to send */
+	bool out;			/* a piece waits for its answer */
+	u32 out_first, out_last;	/* ... its PSNs */
+	u64 out_off;			/* ... its offset in its message */
+	u32 out_len;			/* ... its length */
+	u8 out_op;
+	unsigned long out_until;	/* ... when it goes again */
+	/* The answer, written by the receive path: under @lock. */
+	spinlock_t lock;
+	bool answered;
+	u8 ans;				/* enum srnic_resp */
+	u32 rnr_usec;
+	u64 orig;			/* atomics: the original value */
+	u32 rd_next;			/* READ: the next response's PSN */
+	u32 rd_bytes;			/* ... the bytes staged */
+	u8 *stage;			/* ... SRNIC_PIECE bytes, RC only */
+	/* Responder, run by the QP's engine thread only. */
+	u32 epsn;			/* the PSN expected next */
+	u32 msn;			/* messages completed */
+	bool nak_sent;			/* a sequence NAK for @epsn went */
+	u16 rx_kind;			/* SRNIC_OPF_SEND/WRITE of the message in progress */
+	u64 rx_off;			/* ... the bytes it placed */
+	u64 rx_len;			/* ... WRITE: its length, from the RETH */
+	u64 rx_va;
+	u32 rx_rkey;
+	/* The last atomics' results, for their duplicates: a ring. */
+	struct {
+		bool valid;
+		u32 psn;
+		u64 orig;
+	} atomic_res[SRNIC_ATOMIC_RES];
+	u8 atomic_next;
+};
+
 struct srnic_qp {
 	struct ib_qp ibqp;
 	u32 qpn;
@@ -497,6 +561,7 @@ struct srnic_qp {
 	u8 msg_opcode;
 	bool delayed;			/* ... and held by an injected delay */
 	u32 wire_psn;			/* UD: PSN of the next datagram sent */
+	struct srnic_wire_qp w;		/* RC/UC across the wire */
 	bool last_wqe_sent;		/* IB_EVENT_QP_LAST_WQE_REACHED raised */
 	u32 visits;
 	/* The transport its requests take (srnic_transport.h), set at RTR. */
@@ -685,6 +750,7 @@ enum srnic_resp {
 	SRNIC_RESP_NAK_INV,		/* invalid request */
 	SRNIC_RESP_NAK_ACCESS,		/* remote access error */
 	SRNIC_RESP_NAK_OP,		/* remote operational error */
+	SRNIC_RESP_PENDING,		/* sent: the answer comes later (wire) */
 };
 
 struct srnic_ah {

@@ -363,7 +363,7 @@ int srnic_comp_answer(struct srnic_qp *qp, const struct srnic_msg *m,
 	 */
 	if (r == SRNIC_RESP_DROP && qp->retry_left && qp->attr.timeout) {
 		qp->retry_left--;
-		srnic_retry_later(qp, false, qp->retry_left,
+		srnic_retry_later(qp, false, qp->retry_left, rep->waited ? 0 :
 				  (4096ULL << qp->attr.timeout) / NSEC_PER_USEC);
 		return -EAGAIN;
 	}

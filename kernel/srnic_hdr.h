@@ -9,6 +9,7 @@
 #define SRNIC_HDR_H
 
 #include <linux/types.h>
+#include <asm/byteorder.h>
 
 #define SRNIC_ROCE_UDP_PORT	4791
 #define SRNIC_ICRC_BYTES	4
@@ -39,11 +40,112 @@ struct srnic_deth {
 	__be32 sqp;		/* 8 reserved bits | SrcQP */
 } __packed;
 
-/* The opcodes srnic understands on the wire. */
+/* RDMA extended transport header: WRITE FIRST/ONLY, READ REQUEST, 16 bytes. */
+struct srnic_reth {
+	__be64 va;
+	__be32 rkey;
+	__be32 len;
+} __packed;
+
+/* ACK extended transport header, 4 bytes: syndrome and MSN. */
+struct srnic_aeth {
+	__be32 smsn;
+} __packed;
+
+/* Atomic extended transport header, 28 bytes. */
+struct srnic_atmeth {
+	__be64 va;
+	__be32 rkey;
+	__be64 swap_add;
+	__be64 compare;
+} __packed;
+
+/* Atomic acknowledge extended transport header: the original value. */
+struct srnic_atmack {
+	__be64 orig;
+} __packed;
+
+/* AETH syndromes (IBTA 9.7.5.2.1): the kind in bits 7-5, a value in 4-0. */
+#define SRNIC_AETH_ACK		0x00	/* value: credits */
+#define SRNIC_AETH_RNR		0x20	/* value: the RNR timer's code */
+#define SRNIC_AETH_NAK		0x60	/* value: the NAK code */
+#define SRNIC_AETH_KIND		0xe0
+#define SRNIC_AETH_VALUE	0x1f
+#define SRNIC_AETH_NO_CREDITS	0x1f	/* end-to-end credits not used */
+#define SRNIC_NAK_PSN_SEQ	0
+#define SRNIC_NAK_INV_REQ	1
+#define SRNIC_NAK_REM_ACCESS	2
+#define SRNIC_NAK_REM_OP	3
+#define SRNIC_MSN_MASK		0x00ffffff
+
+/*
+ * Opcodes (IBTA 9.2.2 table 38): the service in bits 7-5 (RC 0, UC 1,
+ * UD 3), the operation in 4-0.
+ */
 enum srnic_wire_opcode {
+	SRNIC_OP_SEND_FIRST		= 0x00,
+	SRNIC_OP_SEND_MIDDLE		= 0x01,
+	SRNIC_OP_SEND_LAST		= 0x02,
+	SRNIC_OP_SEND_LAST_IMM		= 0x03,
+	SRNIC_OP_SEND_ONLY		= 0x04,
+	SRNIC_OP_SEND_ONLY_IMM		= 0x05,
+	SRNIC_OP_WRITE_FIRST		= 0x06,
+	SRNIC_OP_WRITE_MIDDLE		= 0x07,
+	SRNIC_OP_WRITE_LAST		= 0x08,
+	SRNIC_OP_WRITE_LAST_IMM		= 0x09,
+	SRNIC_OP_WRITE_ONLY		= 0x0a,
+	SRNIC_OP_WRITE_ONLY_IMM		= 0x0b,
+	SRNIC_OP_READ_REQUEST		= 0x0c,
+	SRNIC_OP_READ_RESP_FIRST	= 0x0d,
+	SRNIC_OP_READ_RESP_MIDDLE	= 0x0e,
+	SRNIC_OP_READ_RESP_LAST		= 0x0f,
+	SRNIC_OP_READ_RESP_ONLY		= 0x10,
+	SRNIC_OP_ACK			= 0x11,
+	SRNIC_OP_ATOMIC_ACK		= 0x12,
+	SRNIC_OP_CMP_SWAP		= 0x13,
+	SRNIC_OP_FETCH_ADD		= 0x14,
+	SRNIC_OP_SEND_LAST_INV		= 0x16,
+	SRNIC_OP_SEND_ONLY_INV		= 0x17,
+	SRNIC_OP_ATOMIC_WRITE		= 0x1d,
 	SRNIC_OP_UD_SEND_ONLY		= 0x64,
 	SRNIC_OP_UD_SEND_ONLY_IMM	= 0x65,
 };
+
+#define SRNIC_OP_SERVICE_MASK	0xe0
+#define SRNIC_OP_RC		0x00
+#define SRNIC_OP_UC		0x20
+#define SRNIC_OP_UD		0x60
+
+/*
+ * What an opcode's packet is (srnic_opcode.c): its headers after the BTH,
+ * in wire order, and its place in a message.
+ */
+enum srnic_opf {
+	SRNIC_OPF_RETH		= 1 << 0,
+	SRNIC_OPF_AETH		= 1 << 1,
+	SRNIC_OPF_ATMETH	= 1 << 2,
+	SRNIC_OPF_ATMACK	= 1 << 3,
+	SRNIC_OPF_IMM		= 1 << 4,
+	SRNIC_OPF_IETH		= 1 << 5,
+	SRNIC_OPF_DETH		= 1 << 6,
+	SRNIC_OPF_PAYLOAD	= 1 << 7,	/* may carry payload */
+	SRNIC_OPF_FIRST		= 1 << 8,
+	SRNIC_OPF_LAST		= 1 << 9,
+	SRNIC_OPF_REQ		= 1 << 10,	/* a request, for the responder */
+	SRNIC_OPF_SEND		= 1 << 11,	/* takes a receive WQE */
+	SRNIC_OPF_WRITE		= 1 << 12,
+	SRNIC_OPF_READ		= 1 << 13,	/* READ REQUEST, or its response */
+	SRNIC_OPF_ATOMIC	= 1 << 14,
+	SRNIC_OPF_VALID		= 1 << 15,
+};
+
+struct srnic_opcode_info {
+	const char *name;
+	u16 flags;			/* enum srnic_opf */
+	u8 hdr_len;			/* extension headers after the BTH */
+};
+
+extern const struct srnic_opcode_info srnic_opcode[256];
 
 static inline u8 srnic_bth_pad(const struct srnic_bth *bth)
 {
@@ -80,9 +182,36 @@ static inline void srnic_bth_set(struct srnic_bth *bth, u8 opcode, bool se,
 	bth->apsn = cpu_to_be32(psn & SRNIC_PSN_MASK);
 }
 
+static inline bool srnic_bth_ackreq(const struct srnic_bth *bth)
+{
+	return be32_to_cpu(bth->apsn) & 0x80000000;
+}
+
+/* @a - @b as a signed distance in the 24-bit PSN space. */
+static inline s32 srnic_psn_diff(u32 a, u32 b)
+{
+	return (s32)((a - b) << 8) >> 8;
+}
+
+static inline u8 srnic_aeth_syndrome(const struct srnic_aeth *aeth)
+{
+	return be32_to_cpu(aeth->smsn) >> 24;
+}
+
+static inline void srnic_aeth_set(struct srnic_aeth *aeth, u8 syndrome,
+				  u32 msn)
+{
+	aeth->smsn = cpu_to_be32((u32)syndrome << 24 | (msn & SRNIC_MSN_MASK));
+}
+
 static inline u32 srnic_deth_sqp(const struct srnic_deth *deth)
 {
 	return be32_to_cpu(deth->sqp) & SRNIC_QPN_MASK;
+}
+
+static inline void srnic_bth_set_ackreq(struct srnic_bth *bth)
+{
+	bth->apsn |= cpu_to_be32(0x80000000);
 }
 
 /* srnic_icrc.c */

@@ -145,6 +145,7 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 
 /* srnic_resp.c */
 u32 srnic_resp_rnr_usec(const struct srnic_qp *dst);
+u32 srnic_rnr_code_usec(u8 code);
 bool srnic_resp_accepts(const struct srnic_qp *dst, enum ib_qp_type type,
 			const struct srnic_msg *m);
 void srnic_resp_nak(struct srnic_qp *dst, enum srnic_resp r);
@@ -251,6 +252,7 @@ int srnic_sg_resolve_window(struct srnic_dev *sdev, struct srnic_pd *pd,
 			    struct srnic_mr_cache *cache, u64 woff, u64 wlen);
 void srnic_sg_copy(const struct srnic_sg *dst, u64 doff,
 		   const struct srnic_sg *src, u64 soff, u64 len);
+void srnic_sg_read(const struct srnic_sg *src, u64 soff, void *buf, u64 len);
 void srnic_sg_write(const struct srnic_sg *dst, u64 doff, const void *buf,
 		    u64 len);
 void srnic_sg_put_u64(const struct srnic_sg *dst, u64 val);

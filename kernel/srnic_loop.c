@@ -217,47 +217,6 @@ static enum srnic_resp srnic_loop_fault(struct srnic_engine *eng,
 	return SRNIC_RESP_NAK_OP;
 }
 
-/* The responder @dst executes the piece @m of a connected QP's message. */
-static enum srnic_resp srnic_loop_execute(struct srnic_engine *eng,
-					  struct srnic_qp *dst,
-					  struct srnic_msg *m,
-					  struct srnic_reply *rep)
-{
-	enum srnic_resp r;
-
-	switch (m->opcode) {
-	case IB_UVERBS_WR_SEND:
-	case IB_UVERBS_WR_SEND_WITH_IMM:
-	case IB_UVERBS_WR_SEND_WITH_INV:
-		return srnic_resp_recv(eng, dst, m, true);
-	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		/*
-		 * The immediate needs a receive WQE with the last piece:
-		 * without one, RNR before that piece's data is placed.
-		 * (Should a racing SRQ consumer take it meanwhile, the retry
-		 * rewrites the same data.)
-		 */
-		if (srnic_msg_last(m) && !srnic_recv_available(dst, m))
-			return SRNIC_RESP_RNR;
-		r = srnic_resp_write(eng, dst, m);
-		if (r == SRNIC_RESP_OK && srnic_msg_last(m))
-			r = srnic_resp_recv(eng, dst, m, false);
-		return r;
-	case IB_UVERBS_WR_RDMA_WRITE:
-		return srnic_resp_write(eng, dst, m);
-	case IB_UVERBS_WR_RDMA_READ:
-		r = srnic_resp_read(eng, dst, m);
-		if (r == SRNIC_RESP_OK)
-			rep->data = &eng->remote;
-		return r;
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-	case SRNIC_WR_ATOMIC_WRITE:
-		return srnic_resp_atomic(eng, dst, m, &rep->orig);
-	}
-	return SRNIC_RESP_NAK_INV;
-}
-
 /*
  * UD: the destination comes from the message's address vector.  Whatever
  * does not arrive (unreachable, wrong Q_Key, not receiving) is lost, as on
@@ -325,7 +284,7 @@ static void srnic_loop_request(struct srnic_engine *eng, struct srnic_qp *qp,
 		r = SRNIC_RESP_NAK_INV;	/* no such XRC SRQ there */
 	else
 		r = srnic_fault_duplicate(eng, qp, dst, m,
-					  srnic_loop_execute(eng, dst, m, rep));
+					  srnic_resp_execute(eng, dst, m, rep));
 	if (r == SRNIC_RESP_FAULT)
 		r = srnic_loop_fault(eng, qp, dst, m);
 	srnic_resp_account(dst, m, r);

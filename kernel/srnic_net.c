@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * RoCEv2 on the wire: packets to and from UDP port 4791 through the
- * netdev a device is bound to.  This step carries UD datagrams (SEND
- * ONLY, with or without immediate), to any host and to rxe.
+ * RoCEv2 on the wire, the packet layer: packets to and from UDP port 4791
+ * through the netdev a device is bound to.  UD datagrams are sent and
+ * received here; RC and UC packets are checked here and handed to the wire
+ * requester (srnic_net_req.c: acknowledgements, READ responses) or the
+ * wire responder (srnic_net_resp.c: requests) of their QP.
  *
  * Receiving without a socket: rdma_rxe holds a UDP socket on 4791 from
  * the moment it loads (wildcard address, no reuse, no device binding), so
@@ -30,8 +32,7 @@
 #include <net/udp.h>
 #include <linux/hash.h>
 
-#include "srnic_loc.h"
-#include "srnic_hdr.h"
+#include "srnic_net.h"
 #include "srnic_transport.h"
 
 #define SRNIC_RXQ_MAX		4096	/* packets queued per engine thread */
@@ -112,20 +113,6 @@ static const struct nf_hook_ops srnic_nf_ops[] = {
 	},
 };
 
-/* A packet, parsed: where its headers are and what they say. */
-struct srnic_pkt {
-	struct srnic_dev *sdev;
-	const u8 *l3;
-	bool ipv4;
-	const struct srnic_bth *bth;
-	const u8 *next;			/* after the BTH */
-	u32 after_bth;			/* bytes from @next to the ICRC */
-	u32 l4_len;			/* the UDP header's length */
-	u8 sgid[16], dgid[16];
-	u8 hop_limit, traffic_class;
-	u32 flow_label;
-};
-
 /* The GIDs and the traffic fields of the packet's IP header. */
 static void srnic_pkt_addrs(struct srnic_pkt *p)
 {
@@ -173,6 +160,7 @@ static bool srnic_pkt_check(struct srnic_dev *sdev, struct sk_buff *skb,
 	p->next = (const u8 *)(p->bth + 1);
 	p->after_bth = ulen - min;
 	p->l4_len = ulen;
+	p->psn = srnic_bth_psn(p->bth);
 	return true;
 }
 
@@ -205,15 +193,11 @@ static bool srnic_pkt_parse(struct srnic_dev *sdev, struct sk_buff *skb,
 static bool srnic_net_recv_ud(struct srnic_engine *eng, struct srnic_pkt *p)
 {
 	const struct srnic_deth *deth = (const struct srnic_deth *)p->next;
-	bool imm = p->bth->opcode == SRNIC_OP_UD_SEND_ONLY_IMM;
-	u32 hdrs = sizeof(*deth) + (imm ? 4 : 0), pad = srnic_bth_pad(p->bth);
+	bool imm = p->flags & SRNIC_OPF_IMM;
 	struct srnic_msg m = {};
 	struct srnic_qp *dst;
 	enum srnic_resp r;
 
-	/* Headers, then payload and pad to a multiple of 4 bytes. */
-	if (p->after_bth < hdrs + pad || (p->after_bth & 3))
-		return false;
 	dst = srnic_qp_get(p->sdev, srnic_bth_qpn(p->bth));
 	if (!dst)
 		return false;
@@ -227,9 +211,9 @@ static bool srnic_net_recv_ud(struct srnic_engine *eng, struct srnic_pkt *p)
 	if (imm)
 		m.imm = get_unaligned((const __be32 *)(deth + 1));
 	m.solicited = srnic_bth_se(p->bth);
-	m.len = p->after_bth - hdrs - pad;
+	m.len = p->plen;
 	m.plen = m.len;
-	srnic_sg_init(&eng->wire, (u8 *)p->next + hdrs, m.len);
+	srnic_sg_init(&eng->wire, (u8 *)p->payload, m.len);
 	m.payload = &eng->wire;
 	m.src_qpn = srnic_deth_sqp(deth);
 	m.src_dev = -1;
@@ -249,6 +233,51 @@ static bool srnic_net_recv_ud(struct srnic_engine *eng, struct srnic_pkt *p)
 	return true;
 }
 
+/*
+ * An RC or UC packet: for a QP of the opcode's service, connected across
+ * the wire to the packet's source address (a QP number alone would let any
+ * host in).  Requests go to the QP's responder, answers to its requester.
+ */
+static bool srnic_net_recv_connected(struct srnic_engine *eng,
+				     struct srnic_pkt *p)
+{
+	u8 svc = p->bth->opcode & SRNIC_OP_SERVICE_MASK;
+	struct srnic_qp *qp;
+	bool ok;
+
+	qp = srnic_qp_get(p->sdev, srnic_bth_qpn(p->bth));
+	if (!qp)
+		return false;
+	ok = qp->ibqp.qp_type == (svc == SRNIC_OP_RC ? IB_QPT_RC : IB_QPT_UC) &&
+	     READ_ONCE(qp->xport) == &srnic_wire &&
+	     !memcmp(p->sgid, qp->w.dgid, 16) && !memcmp(p->dgid, qp->sgid, 16);
+	if (ok && (p->flags & SRNIC_OPF_REQ))
+		srnic_net_resp_rx(eng, qp, p);
+	else if (ok)
+		srnic_net_req_rx(qp, p);
+	srnic_qp_put(qp);
+	return ok;
+}
+
+/*
+ * Where the packet's parts are, by its opcode: the extension headers it
+ * must have, then payload and pad, a multiple of 4 bytes in all.  False:
+ * an opcode srnic does not know, or lengths that do not fit it.
+ */
+static bool srnic_pkt_layout(struct srnic_pkt *p)
+{
+	const struct srnic_opcode_info *op = &srnic_opcode[p->bth->opcode];
+	u32 pad = srnic_bth_pad(p->bth);
+
+	p->flags = op->flags;
+	if (!(op->flags & SRNIC_OPF_VALID) ||
+	    p->after_bth < op->hdr_len + pad || (p->after_bth & 3))
+		return false;
+	p->payload = p->next + op->hdr_len;
+	p->plen = p->after_bth - op->hdr_len - pad;
+	return p->plen == 0 || (op->flags & SRNIC_OPF_PAYLOAD);
+}
+
 /* One packet from the queue: parsed, checked, handed to its responder. */
 static void srnic_net_recv(struct srnic_thread *t, struct sk_buff *skb)
 {
@@ -259,13 +288,12 @@ static void srnic_net_recv(struct srnic_thread *t, struct sk_buff *skb)
 	/* Only to the device's own addresses. */
 	if (!srnic_gid_is_ours(t->sdev, p.dgid))
 		goto count;
-	switch (p.bth->opcode) {
-	case SRNIC_OP_UD_SEND_ONLY:
-	case SRNIC_OP_UD_SEND_ONLY_IMM:
+	if (!srnic_pkt_layout(&p))
+		goto count;
+	if (p.flags & SRNIC_OPF_DETH) {
 		if (!srnic_net_recv_ud(&t->eng, &p))
 			goto count;
-		break;
-	default:
+	} else if (!srnic_net_recv_connected(&t->eng, &p)) {
 		goto count;
 	}
 	consume_skb(skb);
@@ -330,8 +358,8 @@ static int srnic_net_route(struct net_device *ndev, struct sk_buff *skb,
 }
 
 /* The IP and UDP headers of a packet of @l4_len bytes after them. */
-static void srnic_net_l3(struct sk_buff *skb, const struct srnic_msg *m,
-			 bool ipv4, u32 l4_len, u16 sport)
+static void srnic_net_l3(struct sk_buff *skb, const struct srnic_txp *t,
+			 bool ipv4, u32 l4_len)
 {
 	struct udphdr *udp;
 
@@ -341,98 +369,136 @@ static void srnic_net_l3(struct sk_buff *skb, const struct srnic_msg *m,
 
 		ip->version = 4;
 		ip->ihl = 5;
-		ip->tos = m->traffic_class;
+		ip->tos = t->traffic_class;
 		ip->tot_len = htons(sizeof(*ip) + l4_len);
 		ip->id = 0;		/* DF: no fragment to tell apart */
 		ip->frag_off = htons(IP_DF);
-		ip->ttl = m->hop_limit ? m->hop_limit : 64;
+		ip->ttl = t->hop_limit ? t->hop_limit : 64;
 		ip->protocol = IPPROTO_UDP;
-		memcpy(&ip->saddr, m->sgid + 12, 4);
-		memcpy(&ip->daddr, m->dgid + 12, 4);
+		memcpy(&ip->saddr, t->sgid + 12, 4);
+		memcpy(&ip->daddr, t->dgid + 12, 4);
 		ip_send_check(ip);
 		skb->protocol = htons(ETH_P_IP);
 		udp = (struct udphdr *)(ip + 1);
 	} else {
 		struct ipv6hdr *ip6 = ipv6_hdr(skb);
 
-		ip6_flow_hdr(ip6, m->traffic_class, htonl(m->flow_label));
+		ip6_flow_hdr(ip6, t->traffic_class, htonl(t->flow_label));
 		ip6->payload_len = htons(l4_len);
 		ip6->nexthdr = IPPROTO_UDP;
-		ip6->hop_limit = m->hop_limit ? m->hop_limit : 64;
-		memcpy(&ip6->saddr, m->sgid, 16);
-		memcpy(&ip6->daddr, m->dgid, 16);
+		ip6->hop_limit = t->hop_limit ? t->hop_limit : 64;
+		memcpy(&ip6->saddr, t->sgid, 16);
+		memcpy(&ip6->daddr, t->dgid, 16);
 		skb->protocol = htons(ETH_P_IPV6);
 		udp = (struct udphdr *)(ip6 + 1);
 	}
 	skb_set_transport_header(skb, (u8 *)udp - skb->data);
-	udp->source = htons(sport);
+	udp->source = htons(t->sport);
 	udp->dest = htons(SRNIC_ROCE_UDP_PORT);
 	udp->len = htons(l4_len);
 	udp->check = 0;		/* the ICRC covers the packet */
 }
 
 /*
- * A UD datagram @m of @qp onto the wire.  Lost like a datagram when there
- * is no route or no memory (counted).  Inside srnic_engine_srcu: the skb is
- * allocated without sleeping.
+ * Sends packet @t out of @sdev's netdev.  Lost, as on any wire, when there
+ * is no route or no memory (counted; -ENOBUFS).  Inside srnic_engine_srcu:
+ * the skb is allocated without sleeping.
  */
-static void srnic_net_send_ud(struct srnic_engine *eng, struct srnic_qp *qp,
-			      const struct srnic_msg *m)
+int srnic_net_xmit(struct srnic_dev *sdev, const struct srnic_txp *t)
 {
-	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
-	struct net_device *ndev = sdev->ndev;
-	bool ipv4 = ipv6_addr_v4mapped((const struct in6_addr *)m->dgid);
+	struct net_device *ndev = READ_ONCE(sdev->ndev);
+	bool ipv4 = ipv6_addr_v4mapped((const struct in6_addr *)t->dgid);
 	u32 l3_len = ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
-	u32 hdrs = sizeof(struct srnic_bth) + sizeof(struct srnic_deth) +
-		   (m->has_imm ? 4 : 0);
-	u32 pad = -m->len & 3, l4_len;
-	struct srnic_deth *deth;
+	u32 pad = -t->len & 3, l4_len;
+	struct srnic_bth *bth;
 	struct sk_buff *skb;
 	u8 *p;
 
-	l4_len = sizeof(struct udphdr) + hdrs + m->len + pad + SRNIC_ICRC_BYTES;
+	l4_len = sizeof(struct udphdr) + sizeof(*bth) + t->ext_len + t->len +
+		 pad + SRNIC_ICRC_BYTES;
 	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + l3_len + l4_len +
 			ndev->needed_tailroom, GFP_NOWAIT | __GFP_NOWARN);
 	if (!skb)
 		goto drop;
 	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
-	if (srnic_net_route(ndev, skb, m->sgid, m->dgid, ipv4))
+	if (srnic_net_route(ndev, skb, t->sgid, t->dgid, ipv4))
 		goto drop;
 	p = skb_put(skb, l3_len + l4_len);
-	srnic_net_l3(skb, m, ipv4, l4_len,
-		     SRNIC_UDP_SPORT_BASE | (hash_32(qp->qpn, 14)));
-	p += l3_len + sizeof(struct udphdr);
-	srnic_bth_set((struct srnic_bth *)p,
-		      m->has_imm ? SRNIC_OP_UD_SEND_ONLY_IMM : SRNIC_OP_UD_SEND_ONLY,
-		      m->solicited, pad, m->dqpn, qp->wire_psn++);
-	deth = (struct srnic_deth *)(p + sizeof(struct srnic_bth));
-	/* A Q_Key with its high bit set means the QP's own (C10-15). */
-	deth->qkey = cpu_to_be32((m->qkey & 0x80000000) ?
-				 READ_ONCE(qp->attr.qkey) : m->qkey);
-	deth->sqp = cpu_to_be32(qp->qpn);
-	if (m->has_imm)
-		put_unaligned(m->imm, (__be32 *)(deth + 1));
-	p += hdrs;
-	srnic_sg_init(&eng->wire, p, m->len);
-	srnic_sg_copy(&eng->wire, 0, m->payload, 0, m->len);
-	memset(p + m->len, 0, pad);
+	srnic_net_l3(skb, t, ipv4, l4_len);
+	bth = (struct srnic_bth *)(p + l3_len + sizeof(struct udphdr));
+	srnic_bth_set(bth, t->opcode, t->se, pad, t->dqpn, t->psn);
+	if (t->ackreq)
+		srnic_bth_set_ackreq(bth);
+	p = (u8 *)(bth + 1);
+	memcpy(p, t->ext, t->ext_len);
+	p += t->ext_len;
+	if (t->len && t->payload)
+		srnic_sg_read(t->payload, t->off, p, t->len);
+	else if (t->len)
+		memcpy(p, t->kdata + t->off, t->len);
+	memset(p + t->len, 0, pad);
 	put_unaligned_le32(srnic_icrc(skb_network_header(skb), ipv4, l4_len),
-			   p + m->len + pad);
+			   p + t->len + pad);
 	skb->dev = ndev;
 	if (ipv4)
 		ip_local_out(dev_net(ndev), NULL, skb);
 	else
 		ip6_local_out(dev_net(ndev), NULL, skb);
 	srnic_count(sdev, SRNIC_PC_TX_PACKETS);
-	return;
+	return 0;
 drop:
 	kfree_skb(skb);
 	srnic_count(sdev, SRNIC_PC_TX_DROPPED);
+	return -ENOBUFS;
+}
+
+void srnic_net_txp_path(const struct srnic_qp *qp, struct srnic_txp *t)
+{
+	t->sgid = qp->sgid;
+	t->dgid = qp->w.dgid;
+	t->hop_limit = qp->w.hop_limit;
+	t->traffic_class = qp->w.traffic_class;
+	t->flow_label = qp->w.flow_label;
+	t->sport = qp->w.sport;
+	t->dqpn = qp->attr.dest_qp_num;
+}
+
+/* A UD datagram @m of @qp onto the wire, whatever becomes of it. */
+static void srnic_net_send_ud(struct srnic_qp *qp, const struct srnic_msg *m)
+{
+	struct {
+		struct srnic_deth deth;
+		__be32 imm;
+	} __packed ext;
+	struct srnic_txp t = {
+		.opcode = m->has_imm ? SRNIC_OP_UD_SEND_ONLY_IMM :
+				       SRNIC_OP_UD_SEND_ONLY,
+		.se = m->solicited,
+		.dqpn = m->dqpn,
+		.psn = qp->wire_psn++,
+		.ext = &ext,
+		.ext_len = sizeof(ext.deth) + (m->has_imm ? 4 : 0),
+		.payload = m->payload,
+		.len = m->len,
+		.sgid = m->sgid,
+		.dgid = m->dgid,
+		.hop_limit = m->hop_limit,
+		.traffic_class = m->traffic_class,
+		.flow_label = m->flow_label,
+		.sport = SRNIC_UDP_SPORT_BASE | hash_32(qp->qpn, 14),
+	};
+
+	/* A Q_Key with its high bit set means the QP's own (C10-15). */
+	ext.deth.qkey = cpu_to_be32((m->qkey & 0x80000000) ?
+				    READ_ONCE(qp->attr.qkey) : m->qkey);
+	ext.deth.sqp = cpu_to_be32(qp->qpn);
+	ext.imm = m->imm;
+	srnic_net_xmit(to_sdev(qp->ibqp.device), &t);
 }
 
 /*
- * The wire as a transport.  This step carries UD only: a datagram goes,
- * whatever becomes of it, as on any wire.
+ * The wire as a transport: a UD datagram goes, whatever becomes of it, as
+ * on any wire; RC and UC pieces go through the wire requester.
  */
 static void srnic_wire_request(struct srnic_engine *eng, struct srnic_qp *qp,
 			       struct srnic_msg *m, struct srnic_reply *rep)
@@ -440,9 +506,9 @@ static void srnic_wire_request(struct srnic_engine *eng, struct srnic_qp *qp,
 	rep->data = NULL;
 	rep->r = SRNIC_RESP_OK;
 	if (qp->ibqp.qp_type == IB_QPT_UD)
-		srnic_net_send_ud(eng, qp, m);
+		srnic_net_send_ud(qp, m);
 	else
-		rep->r = SRNIC_RESP_DROP;
+		srnic_net_req_request(eng, qp, m, rep);
 }
 
 static void srnic_wire_reply_done(struct srnic_engine *eng,

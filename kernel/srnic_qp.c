@@ -5,9 +5,12 @@
  * attribute rules.  XRC target QPs are the core's kernel objects: no rings,
  * no doorbell; they receive into the XRC SRQs their messages name.
  */
+#include <linux/hash.h>
+#include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 
 #include "srnic_loc.h"
+#include "srnic_hdr.h"
 #include "srnic_transport.h"
 
 
@@ -87,6 +90,8 @@ static void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp)
 	srnic_umem_release(sdev, &qp->sq.ring);
 	kfree(qp->held_rwqe);
 	qp->held_rwqe = NULL;
+	kvfree(qp->w.stage);
+	qp->w.stage = NULL;
 	kfree(qp->rss);
 	qp->rss = NULL;
 }
@@ -97,6 +102,7 @@ int srnic_qp_init(struct srnic_qp *qp, bool receives)
 	INIT_LIST_HEAD(&qp->cnt.node);
 	mutex_init(&qp->lock);
 	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->w.lock);
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->drained);
 	srnic_qp_fault_init(qp);
@@ -340,11 +346,31 @@ static void srnic_qp_set_av(struct srnic_qp *qp, const struct rdma_ah_attr *ah)
 }
 
 /*
- * Where the path's destination GID lives, and our source GID; the transport
- * the QP's requests take.  Every destination is an srnic QP of this host
- * today: the loopback (a RoCEv2 transport is chosen here for the others).
+ * The wire's view of @qp's path: addresses, MTU, UDP source port.  The
+ * MTU is the path's, within what the netdev carries (RoCEv2 headers off).
  */
-static void srnic_qp_resolve_path(struct srnic_qp *qp)
+static void srnic_qp_wire_path(struct srnic_qp *qp)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(&qp->attr.ah_attr);
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	enum ib_mtu mtu = qp->attr.path_mtu ? qp->attr.path_mtu : IB_MTU_1024;
+	struct srnic_wire_qp *w = &qp->w;
+
+	memcpy(w->dgid, grh->dgid.raw, 16);
+	w->hop_limit = grh->hop_limit;
+	w->traffic_class = grh->traffic_class;
+	w->flow_label = grh->flow_label & 0xfffff;
+	w->mtu = ib_mtu_enum_to_int(min(mtu, iboe_get_mtu(READ_ONCE(sdev->ndev->mtu))));
+	w->sport = SRNIC_UDP_SPORT_BASE | hash_32(qp->qpn, 14);
+}
+
+/*
+ * Where the path's destination GID lives, and our source GID; the transport
+ * the QP's requests take: the internal loopback when an srnic device of
+ * this host owns the GID, else the wire.  -ENOMEM when the wire's READ
+ * staging cannot be had.
+ */
+static int srnic_qp_resolve_path(struct srnic_qp *qp)
 {
 	const struct rdma_ah_attr *ah = &qp->attr.ah_attr;
 	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
@@ -352,14 +378,45 @@ static void srnic_qp_resolve_path(struct srnic_qp *qp)
 
 	if (qp->ibqp.qp_type == IB_QPT_UD ||
 	    qp->ibqp.qp_type == IB_QPT_RAW_PACKET)
-		return;
-	qp->peer_dev = srnic_dev_by_gid(grh->dgid.raw);
-	qp->xport = &srnic_loopback;
+		return 0;
 	sgid = rdma_get_gid_attr(qp->ibqp.device, SRNIC_PORT, grh->sgid_index);
 	if (!IS_ERR(sgid)) {
 		memcpy(qp->sgid, sgid->gid.raw, sizeof(qp->sgid));
 		rdma_put_gid_attr(sgid);
 	}
+	qp->peer_dev = srnic_dev_by_gid(grh->dgid.raw);
+	qp->xport = &srnic_loopback;
+	if (qp->peer_dev >= 0 || (qp->ibqp.qp_type != IB_QPT_RC &&
+				  qp->ibqp.qp_type != IB_QPT_UC))
+		return 0;
+	if (qp->ibqp.qp_type == IB_QPT_RC && !qp->w.stage) {
+		qp->w.stage = kvmalloc(SRNIC_PIECE, GFP_KERNEL);
+		if (!qp->w.stage)
+			return -ENOMEM;
+	}
+	srnic_qp_wire_path(qp);
+	qp->xport = &srnic_wire;
+	return 0;
+}
+
+/* The wire's PSNs and message state start anew: responder at RTR, requester at RTS. */
+static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
+{
+	struct srnic_wire_qp *w = &qp->w;
+
+	spin_lock(&w->lock);
+	if (to == IB_QPS_RTR) {
+		w->epsn = qp->attr.rq_psn;
+		w->msn = 0;
+		w->nak_sent = false;
+		w->rx_kind = 0;
+		memset(w->atomic_res, 0, sizeof(w->atomic_res));
+	} else {
+		w->psn = qp->attr.sq_psn;
+		w->out = false;
+		w->answered = false;
+	}
+	spin_unlock(&w->lock);
 }
 
 /* Back to a new QP: empty queues, no attributes of a connection. */
@@ -475,8 +532,14 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		cur->dest_qp_num = attr->dest_qp_num;
 	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
 		cur->en_sqd_async_notify = attr->en_sqd_async_notify;
-	if ((mask & IB_QP_AV) || (to == IB_QPS_RTR && from == IB_QPS_INIT))
-		srnic_qp_resolve_path(qp);
+	if ((mask & IB_QP_AV) || (to == IB_QPS_RTR && from == IB_QPS_INIT)) {
+		err = srnic_qp_resolve_path(qp);
+		if (err)
+			goto out;
+	}
+	if ((to == IB_QPS_RTR && from == IB_QPS_INIT) ||
+	    (to == IB_QPS_RTS && from == IB_QPS_RTR))
+		srnic_qp_wire_start(qp, to);
 	if (to == IB_QPS_RESET)
 		srnic_qp_reset(qp);
 	cur->qp_state = to;

@@ -349,6 +349,13 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		goto complete;
 
 	qp->xport->request(eng, qp, &m, &rep);
+	if (rep.r == SRNIC_RESP_PENDING) {
+		/* Gone; its answer wakes the QP, or its timer resends it. */
+		srnic_sg_release(&eng->local);
+		qp->rnr_until = rep.until;
+		qp->rnr_wait = true;
+		return -EAGAIN;
+	}
 	/* A datagram waiting for the receiver's page has not gone yet. */
 	if (type != IB_QPT_UD || rep.r != SRNIC_RESP_FAULT)
 		srnic_req_account(qp, type == IB_QPT_UD ? m.dqpn :
@@ -443,7 +450,9 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 	if (smp_load_acquire(&qp->fault_wait))
 		goto out;
 	if (qp->rnr_wait) {
-		if (time_before(jiffies, qp->rnr_until)) {
+		/* A wire answer ends the wait for it early. */
+		if (time_before(jiffies, qp->rnr_until) &&
+		    !READ_ONCE(qp->w.answered)) {
 			if (!*timer || time_before(qp->rnr_until, *timer))
 				*timer = qp->rnr_until;
 			goto out;

@@ -11,6 +11,7 @@
 #include <net/ip.h>
 
 #include "srnic_loc.h"
+#include "srnic_transport.h"
 
 /* RNR NAK timer encodings of the IB spec (table 45), in microseconds. */
 static const u32 srnic_rnr_usec[32] = {
@@ -18,6 +19,12 @@ static const u32 srnic_rnr_usec[32] = {
 	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
+
+/* The wait an RNR NAK's timer code @code asks for, in microseconds. */
+u32 srnic_rnr_code_usec(u8 code)
+{
+	return srnic_rnr_usec[code & 31];
+}
 
 /* How long an RNR NAK of @dst asks the requester to wait: its min_rnr_timer. */
 u32 srnic_resp_rnr_usec(const struct srnic_qp *dst)
@@ -554,4 +561,48 @@ enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst
 		*orig = atomic64_fetch_add(m->compare_add, (atomic64_t *)p);
 	srnic_sg_release(&eng->remote);
 	return SRNIC_RESP_OK;
+}
+
+/*
+ * The responder @dst executes the piece @m of a connected QP's message,
+ * whichever transport carried it; READ data and an atomic's value go into
+ * @rep.
+ */
+enum srnic_resp srnic_resp_execute(struct srnic_engine *eng,
+				   struct srnic_qp *dst, struct srnic_msg *m,
+				   struct srnic_reply *rep)
+{
+	enum srnic_resp r;
+
+	switch (m->opcode) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+	case IB_UVERBS_WR_SEND_WITH_INV:
+		return srnic_resp_recv(eng, dst, m, true);
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		/*
+		 * The immediate needs a receive WQE with the last piece:
+		 * without one, RNR before that piece's data is placed.
+		 * (Should a racing SRQ consumer take it meanwhile, the retry
+		 * rewrites the same data.)
+		 */
+		if (srnic_msg_last(m) && !srnic_recv_available(dst, m))
+			return SRNIC_RESP_RNR;
+		r = srnic_resp_write(eng, dst, m);
+		if (r == SRNIC_RESP_OK && srnic_msg_last(m))
+			r = srnic_resp_recv(eng, dst, m, false);
+		return r;
+	case IB_UVERBS_WR_RDMA_WRITE:
+		return srnic_resp_write(eng, dst, m);
+	case IB_UVERBS_WR_RDMA_READ:
+		r = srnic_resp_read(eng, dst, m);
+		if (r == SRNIC_RESP_OK)
+			rep->data = &eng->remote;
+		return r;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+	case SRNIC_WR_ATOMIC_WRITE:
+		return srnic_resp_atomic(eng, dst, m, &rep->orig);
+	}
+	return SRNIC_RESP_NAK_INV;
 }

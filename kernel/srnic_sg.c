@@ -166,6 +166,23 @@ void srnic_sg_write(const struct srnic_sg *dst, u64 doff, const void *buf,
 	}
 }
 
+/* Reads @len bytes at offset @soff of @src into kernel memory (a packet). */
+void srnic_sg_read(const struct srnic_sg *src, u64 soff, void *buf, u64 len)
+{
+	while (len) {
+		size_t c;
+		const u8 *s = srnic_sg_ptr(src, soff, &c);
+
+		if (!s || !c)
+			return;
+		c = min_t(u64, c, len);
+		memcpy(buf, s, c);
+		buf += c;
+		soff += c;
+		len -= c;
+	}
+}
+
 /*
  * An atomic's original value into @dst (8 bytes, resolved): one store when
  * they are contiguous, which they are unless the buffer straddles a page.

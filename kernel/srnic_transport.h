@@ -36,6 +36,10 @@ struct srnic_reply {
 	u32 rnr_usec;			/* RNR: the wait the responder asks for */
 	u64 orig;			/* CMP_AND_SWP, FETCH_AND_ADD */
 	const struct srnic_sg *data;	/* READ: this piece's bytes */
+	/* PENDING: the requester waits until then, or the answer comes. */
+	unsigned long until;
+	/* DROP: the transport waited its timer already; retry at once. */
+	bool waited;
 };
 
 struct srnic_transport {
@@ -50,5 +54,10 @@ struct srnic_transport {
 extern const struct srnic_transport srnic_loopback;
 /* srnic_net.c: RoCEv2 packets through the device's netdev. */
 extern const struct srnic_transport srnic_wire;
+
+/* The responder's execution of a connected message's piece (srnic_resp.c). */
+enum srnic_resp srnic_resp_execute(struct srnic_engine *eng,
+				   struct srnic_qp *dst, struct srnic_msg *m,
+				   struct srnic_reply *rep);
 
 #endif /* SRNIC_TRANSPORT_H */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # In both guests of qemu/run-pair: the wire carries RoCEv2 between them.  rxe on eth0 on each
 # side: ibv_rc_pingpong with data checks (-c), a's server and b's client, then the reverse.  Then
-# UD datagrams with srnic on the wire: ibv_ud_pingpong -c srnic (a) with rxe (b), then srnic on
-# both sides (IPv4, then IPv6), each way round; srnic's counters show the packets.  Prints "ok - ..." / "not ok - ..." lines; exits non-zero if one
+# srnic on the wire: srnic (a) with rxe (b), then srnic on both sides, each way round: UD
+# datagrams (ibv_ud_pingpong -c, IPv4; between srnic devices also IPv6), RC and UC (the
+# pingpongs with data checks, the eight perftest programs); srnic's counters show the packets.  Prints "ok - ..." / "not ok - ..." lines; exits non-zero if one
 # failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,6 +19,11 @@ check() {	# check NAME CMD...: runs CMD, prints its TAP line
 	else
 		echo "not ok - $WIRE_ROLE: $name"
 		sed 's/^/#   /' /tmp/check.log | tail -n 20
+		# What srnic's QPs on the wire were waiting for, and its counters.
+		if [[ ${dev:-} == srnic* ]]; then
+			grep -h '^wire' /sys/kernel/debug/srnic/"$dev"/engine 2>/dev/null | tail -n 4
+			rdma statistic show link "$dev/1" 2>/dev/null
+		fi | sed 's/^/#   /'
 		fail=1
 	fi
 }
@@ -29,25 +35,56 @@ modprobe rdma_rxe && rdma link add rxe0 type rxe netdev "$WIRE_IF" && wire_wait_
 gid=$(wire_gid rxe0)
 dev=rxe0
 
-# pingpong PROG server|client PORT: a pingpong on $dev, the server listening before the other
-# side is told to connect.
-pingpong() {
-	local prog=$1 args=(-d "$dev" -g "$gid" -c -n 100 -p "$3")
-	[ "$prog" = ibv_rc_pingpong ] && args+=(-s 4096)
-	[ "$prog" = ibv_ud_pingpong ] && args+=(-s 1024)
-	if [ "$2" = server ]; then
-		timeout 120 "$prog" "${args[@]}" &
+# run_side server|client PORT CMD...: CMD as the server, listening on PORT before the other side
+# is told to connect, or as the client, with the peer's address added.
+run_side() {
+	local role=$1 port=$2
+	shift 2
+	if [ "$role" = server ]; then
+		timeout 120 "$@" &
 		local pid=$! i
 		for i in $(seq 1 300); do
-			ss -Hltn "sport = :$3" | grep -q . && break
+			ss -Hltn "sport = :$port" | grep -q . && break
 			sleep 0.1
 		done
-		wire_sync "listening-$3" || { kill $pid; return 1; }
+		wire_sync "listening-$port" || { kill $pid; return 1; }
 		wait $pid
 	else
-		wire_sync "listening-$3" || return 1
-		timeout 120 "$prog" "${args[@]}" "$WIRE_PEER"
+		wire_sync "listening-$port" || return 1
+		timeout 120 "$@" "$WIRE_PEER"
 	fi
+}
+
+# pingpong PROG server|client PORT: a pingpong on $dev.
+pingpong() {
+	local prog=$1 args=(-d "$dev" -g "$gid" -c -n 100 -p "$3")
+	[ "$prog" = ibv_rc_pingpong ] && args+=(-s "${PP_SIZE:-4096}")
+	[ "$prog" = ibv_ud_pingpong ] && args+=(-s 1024)
+	run_side "$2" "$3" "$prog" "${args[@]}"
+}
+
+# perftest PROG server|client PORT ARGS...: a perftest program on $dev.
+perftest() {
+	local prog=$1 role=$2 port=$3
+	shift 3
+	run_side "$role" "$port" "$prog" -d "$dev" -x "$gid" -F -p "$port" "$@"
+}
+
+# connected PORT WHAT: RC and UC between this side's $dev and the other's, each way round:
+# the pingpongs with data checks (RC also with 64 KiB messages) and the eight perftest programs.
+connected() {
+	local port=$1 what=$2 me_a=server me_b=client prog
+	[ "$WIRE_ROLE" = a ] || { me_a=client; me_b=server; }
+	both ibv_rc_pingpong "$port" "$what, RC"
+	PP_SIZE=65536 both ibv_rc_pingpong $((port + 2)) "$what, RC 64 KiB"
+	both ibv_uc_pingpong $((port + 4)) "$what, UC"
+	port=$((port + 6))
+	for prog in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw \
+		    ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat; do
+		check "$prog $what, a serves" perftest "$prog" $me_a "$port" -n 200
+		check "$prog $what, b serves" perftest "$prog" $me_b $((port + 1)) -n 200
+		port=$((port + 2))
+	done
 }
 
 # both PROG PORT WHAT: PROG with a serving on PORT, then b serving on PORT + 1.
@@ -87,6 +124,7 @@ wire_sync "srnic-rxe"
 [ "$WIRE_ROLE" = a ] && use srnic
 wire_sync "srnic-rxe-ready"
 both ibv_ud_pingpong 18517 "srnic (a) with rxe (b), UD over the wire"
+connected 18600 "srnic (a) with rxe (b)"
 wire_sync "srnic-srnic"
 [ "$WIRE_ROLE" = b ] && use srnic
 wire_sync "srnic-srnic-ready"
@@ -107,6 +145,8 @@ if [ "$WIRE_ROLE" = a ]; then
 fi
 gid=$(wire_gid "$dev" 6) || { echo "not ok - $WIRE_ROLE: $dev has no GID for $WIRE_ME6"; fail=1; }
 both ibv_ud_pingpong 18521 "srnic with srnic, UD over IPv6"
+gid=$(wire_gid "$dev")
+connected 18700 "srnic with srnic"
 # What crossed the wire, by srnic's port counters: every datagram sent and received (4 runs of
 # 100 exchanges with srnic on this side, at least 100 each way per run), none with a bad ICRC.
 counter() { rdma statistic show link "$dev/1" | grep -o " $1 [0-9]*" | awk '{print $2}'; }

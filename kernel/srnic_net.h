@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Inside the RoCEv2 transport: what the packet layer (srnic_net.c), the
+ * wire requester (srnic_net_req.c) and the wire responder
+ * (srnic_net_resp.c) share.  A received packet reaches them parsed and
+ * checked (lengths, version, ICRC, opcode, destination QP and its peer's
+ * address); every field they read beyond that is still hostile.
+ */
+#ifndef SRNIC_NET_H
+#define SRNIC_NET_H
+
+#include "srnic_loc.h"
+#include "srnic_hdr.h"
+
+/* A received packet, parsed: where its parts are and what they say. */
+struct srnic_pkt {
+	struct srnic_dev *sdev;
+	const u8 *l3;
+	bool ipv4;
+	const struct srnic_bth *bth;
+	u16 flags;			/* srnic_opcode[opcode].flags */
+	const u8 *next;			/* after the BTH: extension headers */
+	u32 after_bth;			/* bytes from @next to the ICRC */
+	u32 l4_len;			/* the UDP header's length */
+	const u8 *payload;
+	u32 plen;			/* payload, without the pad */
+	u32 psn;
+	u8 sgid[16], dgid[16];
+	u8 hop_limit, traffic_class;
+	u32 flow_label;
+};
+
+/* A packet to send: its BTH fields, extension headers and payload. */
+struct srnic_txp {
+	u8 opcode;
+	bool se, ackreq;
+	u32 dqpn, psn;
+	const void *ext;		/* the extension headers, in wire order */
+	u32 ext_len;
+	const struct srnic_sg *payload;	/* @len bytes from @off of it */
+	const void *kdata;		/* ... or of this, if no @payload */
+	u64 off;
+	u32 len;
+	/* Addresses: ours, the destination's, and the IP header's fields. */
+	const u8 *sgid, *dgid;
+	u8 hop_limit, traffic_class;
+	u32 flow_label;
+	u16 sport;
+};
+
+int srnic_net_xmit(struct srnic_dev *sdev, const struct srnic_txp *t);
+/* The packet fields of @qp's connection (its path), into @t. */
+void srnic_net_txp_path(const struct srnic_qp *qp, struct srnic_txp *t);
+
+/* srnic_net_req.c: the requester's side of RC and UC on the wire */
+void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
+			   struct srnic_msg *m, struct srnic_reply *rep);
+void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p);
+
+/* srnic_net_resp.c: the responder's side */
+void srnic_net_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp,
+		       const struct srnic_pkt *p);
+
+#endif /* SRNIC_NET_H */

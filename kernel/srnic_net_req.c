@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The wire requester: an RC or UC QP's pieces as RoCEv2 packets, and the
+ * answers that come back for them.
+ *
+ * A piece (srnic_req.c, at most SRNIC_PIECE bytes) leaves as its packets,
+ * each of at most the path MTU, the last one asking for an acknowledgement
+ * (RC); the requester then waits for the answer (srnic_transport.h:
+ * PENDING), stop and wait.  The WQE stays in the user ring meanwhile, so
+ * when the answer arrives, or the timer runs out, the requester fetches and
+ * checks it again and asks again: the answer recorded here is handed over
+ * (an ACK, an RNR or error NAK, READ data staged in the QP, an atomic's
+ * original value), or the piece goes again from its first PSN.  A PSN
+ * sequence NAK ends the wait at once.  The retry policy is the
+ * completer's (srnic_comp_answer), as for the loopback.
+ *
+ * Answers arrive on the QP's engine thread (srnic_net.c queues a packet by
+ * its destination QP), while the requester may run in a doorbell call: the
+ * record is under qp->w.lock.
+ */
+#include "srnic_net.h"
+#include "srnic_transport.h"
+
+/*
+ * How long a piece waits for its answer: the QP's Local ACK Timeout
+ * (4.096 us << timeout; 0 waits for ever), at least SRNIC_WIRE_MIN_TIMEOUT.
+ */
+static unsigned long srnic_req_timeout(const struct srnic_qp *qp)
+{
+	u8 timeout = qp->attr.timeout;
+
+	if (!timeout)
+		return MAX_JIFFY_OFFSET;
+	timeout = max_t(u8, timeout, SRNIC_WIRE_MIN_TIMEOUT);
+	return usecs_to_jiffies((4096ULL << min_t(u8, timeout, 31)) /
+				NSEC_PER_USEC);
+}
+
+/* The wire opcode of a SEND or WRITE packet: its place in the message. */
+static u8 srnic_req_opcode(const struct srnic_msg *m, bool first, bool last)
+{
+	bool write = m->opcode == IB_UVERBS_WR_RDMA_WRITE ||
+		     m->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+
+	if (write) {
+		if (first && last)
+			return m->has_imm ? SRNIC_OP_WRITE_ONLY_IMM : SRNIC_OP_WRITE_ONLY;
+		if (last)
+			return m->has_imm ? SRNIC_OP_WRITE_LAST_IMM : SRNIC_OP_WRITE_LAST;
+		return first ? SRNIC_OP_WRITE_FIRST : SRNIC_OP_WRITE_MIDDLE;
+	}
+	if (first && last)
+		return m->has_inv ? SRNIC_OP_SEND_ONLY_INV :
+		       m->has_imm ? SRNIC_OP_SEND_ONLY_IMM : SRNIC_OP_SEND_ONLY;
+	if (last)
+		return m->has_inv ? SRNIC_OP_SEND_LAST_INV :
+		       m->has_imm ? SRNIC_OP_SEND_LAST_IMM : SRNIC_OP_SEND_LAST;
+	return first ? SRNIC_OP_SEND_FIRST : SRNIC_OP_SEND_MIDDLE;
+}
+
+/*
+ * The extension headers of a SEND or WRITE packet @op into @ext, by the
+ * opcode table: RETH (the whole message's), then immediate or IETH.
+ */
+static u32 srnic_req_ext(const struct srnic_msg *m, u8 op, u8 *ext)
+{
+	u16 f = srnic_opcode[op].flags;
+	u32 n = 0;
+
+	if (f & SRNIC_OPF_RETH) {
+		struct srnic_reth *reth = (struct srnic_reth *)ext;
+
+		reth->va = cpu_to_be64(m->raddr);
+		reth->rkey = cpu_to_be32(m->rkey);
+		reth->len = cpu_to_be32(m->len);
+		n += sizeof(*reth);
+	}
+	if (f & (SRNIC_OPF_IMM | SRNIC_OPF_IETH)) {
+		/* imm is in network order already; an IETH's rkey is not. */
+		__be32 v = (f & SRNIC_OPF_IETH) ? cpu_to_be32(m->imm) : m->imm;
+
+		memcpy(ext + n, &v, 4);
+		n += 4;
+	}
+	return n;
+}
+
+/* The packets of a SEND or WRITE piece, a PSN each from @psn. */
+static void srnic_req_send_data(struct srnic_qp *qp, const struct srnic_msg *m,
+			       struct srnic_txp *t, u32 psn)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	u64 off = m->off, end = m->off + m->plen;
+	u8 ext[sizeof(struct srnic_reth) + 4];
+	u32 n = 0, mtu = qp->w.mtu;
+	bool last;
+
+	t->payload = m->payload;
+	t->ext = ext;
+	do {
+		t->len = min_t(u64, mtu, end - off);
+		last = off + t->len >= end;
+		t->opcode = srnic_req_opcode(m, !off, off + t->len >= m->len) |
+			    (qp->ibqp.qp_type == IB_QPT_UC ? SRNIC_OP_UC : 0);
+		t->ext_len = srnic_req_ext(m, t->opcode & ~SRNIC_OP_SERVICE_MASK,
+					   ext);
+		t->off = off;
+		t->psn = psn + n++;
+		t->se = m->solicited && off + t->len >= m->len;
+		t->ackreq = last && qp->ibqp.qp_type == IB_QPT_RC;
+		srnic_net_xmit(sdev, t);
+		off += t->len;
+	} while (!last);
+}
+
+/* A READ REQUEST for the piece; it takes a PSN per response packet. */
+static void srnic_req_send_read(struct srnic_qp *qp, const struct srnic_msg *m,
+			       struct srnic_txp *t, u32 psn)
+{
+	struct srnic_reth reth = {
+		.va = cpu_to_be64(m->raddr + m->off),
+		.rkey = cpu_to_be32(m->rkey),
+		.len = cpu_to_be32(m->plen),
+	};
+
+	t->opcode = SRNIC_OP_READ_REQUEST;
+	t->ext = &reth;
+	t->ext_len = sizeof(reth);
+	t->psn = psn;
+	t->ackreq = true;
+	srnic_net_xmit(to_sdev(qp->ibqp.device), t);
+}
+
+/* An atomic: AtomicETH, or ATOMIC WRITE's RETH and 8 bytes of payload. */
+static void srnic_req_send_atomic(struct srnic_qp *qp, const struct srnic_msg *m,
+				 struct srnic_txp *t, u32 psn)
+{
+	struct srnic_atmeth atm = {
+		.va = cpu_to_be64(m->raddr),
+		.rkey = cpu_to_be32(m->rkey),
+	};
+	struct srnic_reth reth = {
+		.va = cpu_to_be64(m->raddr),
+		.rkey = cpu_to_be32(m->rkey),
+		.len = cpu_to_be32(8),
+	};
+
+	if (m->opcode == SRNIC_WR_ATOMIC_WRITE) {
+		/* The 8 bytes as the WQE holds them, as rxe sends them. */
+		t->opcode = SRNIC_OP_ATOMIC_WRITE;
+		t->ext = &reth;
+		t->ext_len = sizeof(reth);
+		t->kdata = &m->compare_add;
+		t->len = 8;
+	} else {
+		bool cs = m->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
+
+		atm.swap_add = cpu_to_be64(cs ? m->swap : m->compare_add);
+		atm.compare = cpu_to_be64(cs ? m->compare_add : 0);
+		t->opcode = cs ? SRNIC_OP_CMP_SWAP : SRNIC_OP_FETCH_ADD;
+		t->ext = &atm;
+		t->ext_len = sizeof(atm);
+	}
+	t->psn = psn;
+	t->ackreq = true;
+	srnic_net_xmit(to_sdev(qp->ibqp.device), t);
+}
+
+static bool srnic_req_is_atomic(u8 op)
+{
+	return op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD ||
+	       op == SRNIC_WR_ATOMIC_WRITE;
+}
+
+/*
+ * Sends the piece @m of @qp's WQE: its packets from PSN qp->w.psn on, and
+ * the record of what now waits for an answer.
+ */
+static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	struct srnic_txp t = {};
+	u32 psn = w->psn, n;
+	bool read = m->opcode == IB_UVERBS_WR_RDMA_READ;
+
+	/* Its PSNs: one per packet (a READ: per response packet). */
+	n = srnic_req_is_atomic(m->opcode) ? 1 :
+	    max_t(u32, 1, DIV_ROUND_UP(m->plen, w->mtu));
+	/* Recorded first: its answer may come before the last packet has gone. */
+	spin_lock(&w->lock);
+	w->out = qp->ibqp.qp_type == IB_QPT_RC;
+	w->answered = false;
+	w->out_first = psn;
+	w->out_last = (psn + n - 1) & SRNIC_PSN_MASK;
+	w->out_off = m->off;
+	w->out_len = m->plen;
+	w->out_op = m->opcode;
+	w->rd_next = psn;
+	w->rd_bytes = 0;
+	w->psn = (psn + n) & SRNIC_PSN_MASK;
+	w->out_until = jiffies + srnic_req_timeout(qp);
+	spin_unlock(&w->lock);
+
+	srnic_net_txp_path(qp, &t);
+	if (read)
+		srnic_req_send_read(qp, m, &t, psn);
+	else if (srnic_req_is_atomic(m->opcode))
+		srnic_req_send_atomic(qp, m, &t, psn);
+	else
+		srnic_req_send_data(qp, m, &t, psn);
+}
+
+/*
+ * The answer to the piece @m that waits for one, into @rep: what arrived,
+ * PENDING while the timer runs, DROP once it has run out (the piece goes
+ * again from its first PSN).  False when the outstanding piece is not @m
+ * (its WQE was rewritten meanwhile): @m goes as a new piece.
+ */
+static bool srnic_req_answer(struct srnic_engine *eng, struct srnic_qp *qp,
+			     const struct srnic_msg *m, struct srnic_reply *rep)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	bool ok = true;
+
+	spin_lock(&w->lock);
+	if (w->out_off != m->off || w->out_op != m->opcode ||
+	    w->out_len != m->plen) {
+		w->out = false;
+		w->answered = false;
+		w->psn = w->out_first;
+		ok = false;
+	} else if (w->answered) {
+		rep->r = w->ans;
+		rep->rnr_usec = w->rnr_usec;
+		rep->orig = w->orig;
+		w->answered = false;
+		w->out = false;
+		/* Anything but an ACK: the piece goes again, if it goes. */
+		if (rep->r != SRNIC_RESP_OK)
+			w->psn = w->out_first;
+		/* A sequence NAK: at once, as after the timer. */
+		rep->waited = rep->r == SRNIC_RESP_DROP;
+		if (rep->r == SRNIC_RESP_OK && m->opcode == IB_UVERBS_WR_RDMA_READ) {
+			srnic_sg_init(&eng->wire, w->stage, m->plen);
+			rep->data = &eng->wire;
+		}
+	} else if (time_before(jiffies, w->out_until)) {
+		rep->r = SRNIC_RESP_PENDING;
+		rep->until = w->out_until;
+	} else {
+		w->out = false;
+		w->psn = w->out_first;
+		rep->r = SRNIC_RESP_DROP;
+		rep->waited = true;
+	}
+	spin_unlock(&w->lock);
+	return ok;
+}
+
+/* The transport's request() for RC and UC QPs across the wire. */
+void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
+			   struct srnic_msg *m, struct srnic_reply *rep)
+{
+	/* XRC has no wire path yet: nothing answers. */
+	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC) {
+		rep->r = SRNIC_RESP_DROP;
+		return;
+	}
+	if (qp->w.out && srnic_req_answer(eng, qp, m, rep))
+		return;
+	srnic_req_send(qp, m);
+	/* UC: gone is done, nothing answers. */
+	if (qp->ibqp.qp_type == IB_QPT_UC) {
+		rep->r = SRNIC_RESP_OK;
+		return;
+	}
+	rep->r = SRNIC_RESP_PENDING;
+	rep->until = qp->w.out_until;
+}
+
+/* ---- answers from the wire ---- */
+
+/* Records answer @r for the outstanding piece and wakes its QP. */
+static void srnic_req_answered(struct srnic_qp *qp, enum srnic_resp r)
+{
+	qp->w.ans = r;
+	WRITE_ONCE(qp->w.answered, true);
+}
+
+static enum srnic_resp srnic_req_nak(u8 code)
+{
+	switch (code) {
+	case SRNIC_NAK_INV_REQ:
+		return SRNIC_RESP_NAK_INV;
+	case SRNIC_NAK_REM_ACCESS:
+		return SRNIC_RESP_NAK_ACCESS;
+	default:
+		return SRNIC_RESP_NAK_OP;
+	}
+}
+
+/*
+ * An AETH in an ACKNOWLEDGE for PSN @d (from the piece's first): the
+ * piece's ACK when it covers its last packet (an ACK covers every packet
+ * up to its PSN), RNR, a sequence NAK (the piece goes again now) or an
+ * error NAK.  READ and atomics are answered by their responses instead.
+ */
+static void srnic_req_aeth(struct srnic_qp *qp, const struct srnic_pkt *p,
+			   s32 d, s32 n)
+{
+	u8 syn = srnic_aeth_syndrome((const struct srnic_aeth *)p->next);
+	struct srnic_wire_qp *w = &qp->w;
+	u8 value = syn & SRNIC_AETH_VALUE;
+
+	switch (syn & SRNIC_AETH_KIND) {
+	case SRNIC_AETH_ACK:
+		if (d == n && w->out_op != IB_UVERBS_WR_RDMA_READ &&
+		    w->out_op != IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
+		    w->out_op != IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)
+			srnic_req_answered(qp, SRNIC_RESP_OK);
+		break;
+	case SRNIC_AETH_RNR:
+		w->rnr_usec = srnic_rnr_code_usec(value);
+		srnic_req_answered(qp, SRNIC_RESP_RNR);
+		break;
+	case SRNIC_AETH_NAK:
+		srnic_req_answered(qp, value == SRNIC_NAK_PSN_SEQ ?
+					       SRNIC_RESP_DROP : srnic_req_nak(value));
+		break;
+	}
+}
+
+/*
+ * A READ response packet: its payload into the stage, in PSN order (a gap
+ * leaves the rest to the timer, which asks again).  Its last packet
+ * answers the piece if every byte came.
+ */
+static void srnic_req_read_resp(struct srnic_qp *qp, const struct srnic_pkt *p)
+{
+	struct srnic_wire_qp *w = &qp->w;
+
+	if (w->out_op != IB_UVERBS_WR_RDMA_READ || p->psn != w->rd_next ||
+	    p->plen > w->out_len - w->rd_bytes)
+		return;
+	if ((p->flags & SRNIC_OPF_AETH) &&
+	    (srnic_aeth_syndrome((const struct srnic_aeth *)p->next) &
+	     SRNIC_AETH_KIND) != SRNIC_AETH_ACK)
+		return;
+	memcpy(w->stage + w->rd_bytes, p->payload, p->plen);
+	w->rd_bytes += p->plen;
+	w->rd_next = (w->rd_next + 1) & SRNIC_PSN_MASK;
+	if ((p->flags & SRNIC_OPF_LAST) && w->rd_bytes == w->out_len)
+		srnic_req_answered(qp, SRNIC_RESP_OK);
+}
+
+/*
+ * An answer from the wire for @qp's requester: only for the piece that
+ * waits (a late or repeated answer to an earlier one is dropped).
+ */
+void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	bool kick;
+	s32 d, n;
+
+	spin_lock(&w->lock);
+	d = srnic_psn_diff(p->psn, w->out_first);
+	n = srnic_psn_diff(w->out_last, w->out_first);
+	if (!w->out || w->answered || d < 0 || d > n) {
+		spin_unlock(&w->lock);
+		return;
+	}
+	if (p->flags & SRNIC_OPF_READ)
+		srnic_req_read_resp(qp, p);
+	else if (p->bth->opcode == SRNIC_OP_ATOMIC_ACK) {
+		if (d == 0 && (w->out_op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+			       w->out_op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)) {
+			w->orig = be64_to_cpu(((const struct srnic_atmack *)
+					       (p->next + 4))->orig);
+			srnic_req_answered(qp, SRNIC_RESP_OK);
+		}
+	} else {
+		srnic_req_aeth(qp, p, d, n);
+	}
+	kick = w->answered;
+	spin_unlock(&w->lock);
+	if (kick)
+		srnic_engine_kick(qp);
+}

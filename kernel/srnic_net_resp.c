@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The wire responder: RC and UC request packets for a QP connected across
+ * the wire, run by the QP's engine thread in PSN order.
+ *
+ * A packet with the expected PSN is a piece of its message for the
+ * responder (srnic_resp.c), which places it and answers; the answer goes
+ * back as an ACK (when the packet asks for one), an RNR NAK with the QP's
+ * min_rnr_timer (an ODP page to fault in answers RNR too, as mlx5 does),
+ * an error NAK, READ response packets or an atomic acknowledgement.  A
+ * packet ahead of the expected PSN gets one sequence NAK; a packet behind
+ * it is a duplicate: acknowledged again, a READ answered again from
+ * memory, an atomic from the result kept for it.  UC answers nothing: a
+ * gap loses the message in progress.
+ */
+#include "srnic_net.h"
+#include "srnic_transport.h"
+
+/* An answer without payload: @opcode for PSN @psn, its headers @ext. */
+static void srnic_wresp_answer(struct srnic_qp *qp, u8 opcode, u32 psn,
+			       const void *ext, u32 ext_len)
+{
+	struct srnic_txp t = {};
+
+	srnic_net_txp_path(qp, &t);
+	t.opcode = opcode;
+	t.psn = psn;
+	t.ext = ext;
+	t.ext_len = ext_len;
+	srnic_net_xmit(to_sdev(qp->ibqp.device), &t);
+}
+
+/* An ACKNOWLEDGE with @syndrome for PSN @psn. */
+static void srnic_wresp_ack(struct srnic_qp *qp, u8 syndrome, u32 psn)
+{
+	struct srnic_aeth aeth;
+
+	srnic_aeth_set(&aeth, syndrome, qp->w.msn);
+	srnic_wresp_answer(qp, SRNIC_OP_ACK, psn, &aeth, sizeof(aeth));
+}
+
+/* The NAK code of a responder's refusal. */
+static u8 srnic_wresp_nak_code(enum srnic_resp r)
+{
+	switch (r) {
+	case SRNIC_RESP_NAK_INV:
+		return SRNIC_NAK_INV_REQ;
+	case SRNIC_RESP_NAK_ACCESS:
+		return SRNIC_NAK_REM_ACCESS;
+	default:
+		return SRNIC_NAK_REM_OP;
+	}
+}
+
+/*
+ * The answer @r to the request packet @p, when it is not a success: RNR
+ * (also for an ODP fault, whose page is faulted in meanwhile) or an error
+ * NAK (RC), nothing at all for UC or a QP that does not receive.
+ */
+static void srnic_wresp_refuse(struct srnic_engine *eng, struct srnic_qp *qp,
+			      const struct srnic_pkt *p, enum srnic_resp r)
+{
+	if (r == SRNIC_RESP_FAULT) {
+		srnic_odp_fault_async(&eng->remote.fault,
+				      !(p->flags & SRNIC_OPF_READ));
+		r = SRNIC_RESP_RNR;
+	}
+	if (qp->ibqp.qp_type != IB_QPT_RC || r == SRNIC_RESP_DROP)
+		return;
+	if (r == SRNIC_RESP_RNR)
+		srnic_wresp_ack(qp, SRNIC_AETH_RNR |
+			       (READ_ONCE(qp->attr.min_rnr_timer) & 31), p->psn);
+	else
+		srnic_wresp_ack(qp, SRNIC_AETH_NAK | srnic_wresp_nak_code(r),
+			       p->psn);
+	srnic_resp_nak(qp, r);
+}
+
+/* What every message of @qp's connection says of its requester. */
+static void srnic_wresp_msg_init(struct srnic_qp *qp, const struct srnic_pkt *p,
+				struct srnic_msg *m)
+{
+	m->src_qpn = READ_ONCE(qp->attr.dest_qp_num);
+	m->src_dev = -1;
+	m->sgid = p->sgid;
+	m->dgid = p->dgid;
+	m->solicited = srnic_bth_se(p->bth);
+}
+
+/*
+ * A SEND or WRITE packet as the piece @m of its message: where it falls
+ * in the message the QP is receiving, and how long that message is known
+ * to be (a SEND's length is known at its last packet only).  False for a
+ * packet out of its message's order.
+ */
+static bool srnic_wresp_piece(struct srnic_engine *eng, struct srnic_qp *qp,
+			     const struct srnic_pkt *p, struct srnic_msg *m)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	u16 kind = p->flags & (SRNIC_OPF_SEND | SRNIC_OPF_WRITE);
+	bool last = p->flags & SRNIC_OPF_LAST;
+
+	if (p->flags & SRNIC_OPF_FIRST) {
+		/* UC: a new message ends the one a lost packet left open. */
+		if (w->rx_kind && qp->ibqp.qp_type == IB_QPT_RC)
+			return false;
+		w->rx_kind = kind;
+		w->rx_off = 0;
+		if (p->flags & SRNIC_OPF_RETH) {
+			const struct srnic_reth *reth = (const void *)p->next;
+
+			w->rx_va = be64_to_cpu(reth->va);
+			w->rx_rkey = be32_to_cpu(reth->rkey);
+			w->rx_len = be32_to_cpu(reth->len);
+		}
+	} else if (w->rx_kind != kind) {
+		return false;
+	}
+	m->off = w->rx_off;
+	m->plen = p->plen;
+	if (kind == SRNIC_OPF_WRITE) {
+		/* Every packet within the RETH's length, the last at its end. */
+		if (m->off + m->plen > w->rx_len ||
+		    last != (m->off + m->plen == w->rx_len))
+			return false;
+		m->opcode = (p->flags & SRNIC_OPF_IMM) ?
+			IB_UVERBS_WR_RDMA_WRITE_WITH_IMM : IB_UVERBS_WR_RDMA_WRITE;
+		m->raddr = w->rx_va;
+		m->rkey = w->rx_rkey;
+		m->len = w->rx_len;
+	} else {
+		m->opcode = IB_UVERBS_WR_SEND;
+		m->len = m->off + m->plen + !last;
+		m->has_inv = p->flags & SRNIC_OPF_IETH;
+	}
+	m->has_imm = p->flags & SRNIC_OPF_IMM;
+	if (p->flags & (SRNIC_OPF_IMM | SRNIC_OPF_IETH)) {
+		__be32 v = get_unaligned((const __be32 *)(p->payload - 4));
+
+		m->imm = m->has_inv ? be32_to_cpu(v) : v;
+	}
+	srnic_sg_init(&eng->wire, (u8 *)p->payload, p->plen);
+	m->payload = &eng->wire;
+	srnic_wresp_msg_init(qp, p, m);
+	return true;
+}
+
+/* A SEND or WRITE packet with the expected PSN. */
+static void srnic_wresp_data(struct srnic_engine *eng, struct srnic_qp *qp,
+			    const struct srnic_pkt *p)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	struct srnic_reply rep = {};
+	struct srnic_msg m = {};
+	enum srnic_resp r;
+
+	if (!srnic_wresp_piece(eng, qp, p, &m)) {
+		w->rx_kind = 0;
+		r = qp->ibqp.qp_type == IB_QPT_RC ? SRNIC_RESP_NAK_INV :
+						    SRNIC_RESP_DROP;
+		if (r == SRNIC_RESP_DROP)
+			w->epsn = (p->psn + 1) & SRNIC_PSN_MASK;
+	} else {
+		r = srnic_resp_execute(eng, qp, &m, &rep);
+	}
+	srnic_resp_account(qp, &m, r);
+	if (r != SRNIC_RESP_OK) {
+		/* Refused at its first packet: the message has not begun. */
+		if (p->flags & SRNIC_OPF_FIRST)
+			w->rx_kind = 0;
+		srnic_wresp_refuse(eng, qp, p, r);
+		return;
+	}
+	w->rx_off += p->plen;
+	if (p->flags & SRNIC_OPF_LAST) {
+		w->rx_kind = 0;
+		w->msn = (w->msn + 1) & SRNIC_MSN_MASK;
+	}
+	w->epsn = (p->psn + 1) & SRNIC_PSN_MASK;
+	if (srnic_bth_ackreq(p->bth) && qp->ibqp.qp_type == IB_QPT_RC)
+		srnic_wresp_ack(qp, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS,
+			       p->psn);
+}
+
+/* The READ response packets of one window of @m, resolved in eng->remote. */
+static void srnic_wresp_read_window(struct srnic_engine *eng,
+				   struct srnic_qp *qp, const struct srnic_msg *m,
+				   u32 psn)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	u64 off = m->off, end = m->off + m->plen;
+	struct srnic_aeth aeth;
+	struct srnic_txp t = {};
+
+	srnic_net_txp_path(qp, &t);
+	t.payload = &eng->remote;
+	do {
+		bool first = !off, last;
+
+		t.len = min_t(u64, w->mtu, end - off);
+		last = off + t.len >= m->len;
+		t.opcode = first && last ? SRNIC_OP_READ_RESP_ONLY :
+			   first ? SRNIC_OP_READ_RESP_FIRST :
+			   last ? SRNIC_OP_READ_RESP_LAST :
+				  SRNIC_OP_READ_RESP_MIDDLE;
+		/* The AETH of the last packet counts the READ as done. */
+		srnic_aeth_set(&aeth, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS,
+			       w->msn + last);
+		t.ext = &aeth;
+		t.ext_len = (srnic_opcode[t.opcode].flags & SRNIC_OPF_AETH) ?
+			    sizeof(aeth) : 0;
+		t.off = off - m->off;
+		t.psn = (psn + off / w->mtu) & SRNIC_PSN_MASK;
+		srnic_net_xmit(to_sdev(qp->ibqp.device), &t);
+		off += t.len;
+	} while (off < end);
+}
+
+/*
+ * A READ REQUEST: its responses, SRNIC_PIECE of memory resolved at a time.
+ * A duplicate (@dup) is answered again from memory, and the expected PSN
+ * stays.  An error or fault stops the responses: at the first byte it is
+ * the answer (NAK, RNR); later the requester's timer asks again.
+ */
+static void srnic_wresp_read(struct srnic_engine *eng, struct srnic_qp *qp,
+			    const struct srnic_pkt *p, bool dup)
+{
+	const struct srnic_reth *reth = (const void *)p->next;
+	struct srnic_wire_qp *w = &qp->w;
+	struct srnic_reply rep = {};
+	struct srnic_msg m = {};
+	enum srnic_resp r;
+
+	m.opcode = IB_UVERBS_WR_RDMA_READ;
+	m.raddr = be64_to_cpu(reth->va);
+	m.rkey = be32_to_cpu(reth->rkey);
+	m.len = be32_to_cpu(reth->len);
+	srnic_wresp_msg_init(qp, p, &m);
+	do {
+		m.plen = min_t(u64, m.len - m.off, SRNIC_PIECE);
+		r = srnic_resp_execute(eng, qp, &m, &rep);
+		srnic_resp_account(qp, &m, r);
+		if (r != SRNIC_RESP_OK) {
+			if (!m.off)
+				srnic_wresp_refuse(eng, qp, p, r);
+			else if (r == SRNIC_RESP_FAULT)
+				srnic_odp_fault_async(&eng->remote.fault, false);
+			return;
+		}
+		srnic_wresp_read_window(eng, qp, &m, p->psn);
+		srnic_sg_release(&eng->remote);
+		m.off += m.plen;
+	} while (m.off < m.len);
+	if (dup)
+		return;
+	w->epsn = (p->psn + max_t(u32, 1, DIV_ROUND_UP(m.len, w->mtu))) &
+		  SRNIC_PSN_MASK;
+	w->msn = (w->msn + 1) & SRNIC_MSN_MASK;
+}
+
+/* An atomic's acknowledgement: the original value, or a plain ACK (ATOMIC WRITE). */
+static void srnic_wresp_atomic_ack(struct srnic_qp *qp, u32 psn, bool write,
+				  u64 orig)
+{
+	struct {
+		struct srnic_aeth aeth;
+		struct srnic_atmack ack;
+	} __packed ext;
+
+	if (write) {
+		srnic_wresp_ack(qp, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS, psn);
+		return;
+	}
+	srnic_aeth_set(&ext.aeth, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS,
+		       qp->w.msn);
+	ext.ack.orig = cpu_to_be64(orig);
+	srnic_wresp_answer(qp, SRNIC_OP_ATOMIC_ACK, psn, &ext, sizeof(ext));
+}
+
+/* An atomic request with the expected PSN: executed once, its result kept. */
+static void srnic_wresp_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
+			      const struct srnic_pkt *p)
+{
+	bool write = p->bth->opcode == SRNIC_OP_ATOMIC_WRITE;
+	struct srnic_wire_qp *w = &qp->w;
+	struct srnic_reply rep = {};
+	struct srnic_msg m = {};
+	enum srnic_resp r;
+
+	srnic_wresp_msg_init(qp, p, &m);
+	if (write) {
+		const struct srnic_reth *reth = (const void *)p->next;
+
+		m.opcode = SRNIC_WR_ATOMIC_WRITE;
+		m.raddr = be64_to_cpu(reth->va);
+		m.rkey = be32_to_cpu(reth->rkey);
+		if (p->plen != 8 || be32_to_cpu(reth->len) != 8) {
+			srnic_wresp_refuse(eng, qp, p, SRNIC_RESP_NAK_INV);
+			return;
+		}
+		memcpy(&m.compare_add, p->payload, 8);
+	} else {
+		const struct srnic_atmeth *atm = (const void *)p->next;
+		bool cs = p->bth->opcode == SRNIC_OP_CMP_SWAP;
+
+		m.opcode = cs ? IB_UVERBS_WR_ATOMIC_CMP_AND_SWP :
+				IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+		m.raddr = be64_to_cpu(get_unaligned(&atm->va));
+		m.rkey = be32_to_cpu(atm->rkey);
+		m.swap = be64_to_cpu(get_unaligned(&atm->swap_add));
+		m.compare_add = cs ? be64_to_cpu(get_unaligned(&atm->compare)) :
+				     m.swap;
+	}
+	m.len = 8;
+	m.plen = 8;
+	r = srnic_resp_execute(eng, qp, &m, &rep);
+	srnic_resp_account(qp, &m, r);
+	if (r != SRNIC_RESP_OK) {
+		srnic_wresp_refuse(eng, qp, p, r);
+		return;
+	}
+	w->msn = (w->msn + 1) & SRNIC_MSN_MASK;
+	w->epsn = (p->psn + 1) & SRNIC_PSN_MASK;
+	if (!write) {
+		u8 i = w->atomic_next++ % SRNIC_ATOMIC_RES;
+
+		w->atomic_res[i].valid = true;
+		w->atomic_res[i].psn = p->psn;
+		w->atomic_res[i].orig = rep.orig;
+	}
+	srnic_wresp_atomic_ack(qp, p->psn, write, rep.orig);
+}
+
+/*
+ * A duplicate atomic: its kept result again.  One older than the kept
+ * results is not answered; its requester's retries run out.
+ */
+static void srnic_wresp_atomic_again(struct srnic_qp *qp, u32 psn)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	unsigned int i;
+
+	for (i = 0; i < SRNIC_ATOMIC_RES; i++)
+		if (w->atomic_res[i].valid && w->atomic_res[i].psn == psn) {
+			srnic_wresp_atomic_ack(qp, psn, false,
+					       w->atomic_res[i].orig);
+			return;
+		}
+}
+
+/*
+ * A request that came before (its PSN is behind the expected one): the
+ * answer again, nothing executed twice.  UC drops it.
+ */
+static void srnic_wresp_duplicate(struct srnic_engine *eng, struct srnic_qp *qp,
+				 const struct srnic_pkt *p)
+{
+	struct srnic_wire_qp *w = &qp->w;
+
+	srnic_count(to_sdev(qp->ibqp.device), SRNIC_PC_DUP_REQUESTS);
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return;
+	if (p->bth->opcode == SRNIC_OP_READ_REQUEST) {
+		srnic_wresp_read(eng, qp, p, true);
+	} else if ((p->flags & SRNIC_OPF_ATOMIC) &&
+		   p->bth->opcode != SRNIC_OP_ATOMIC_WRITE) {
+		srnic_wresp_atomic_again(qp, p->psn);
+	} else if (srnic_bth_ackreq(p->bth)) {
+		srnic_wresp_ack(qp, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS,
+				(w->epsn - 1) & SRNIC_PSN_MASK);
+	}
+}
+
+/*
+ * A packet ahead of the expected PSN: one before it was lost.  RC asks
+ * for the rest again with one sequence NAK (until the expected packet
+ * comes); UC loses the message in progress and goes on from here.
+ */
+static bool srnic_wresp_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
+{
+	struct srnic_wire_qp *w = &qp->w;
+
+	if (qp->ibqp.qp_type == IB_QPT_UC) {
+		w->rx_kind = 0;
+		w->epsn = p->psn;
+		return true;
+	}
+	if (!w->nak_sent) {
+		w->nak_sent = true;
+		srnic_count(to_sdev(qp->ibqp.device), SRNIC_PC_SEQ_NAKS_SENT);
+		srnic_wresp_ack(qp, SRNIC_AETH_NAK | SRNIC_NAK_PSN_SEQ, w->epsn);
+	}
+	return false;
+}
+
+/* A request packet for @qp, in the QP's engine thread. */
+void srnic_net_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp,
+		       const struct srnic_pkt *p)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	s32 d = srnic_psn_diff(p->psn, w->epsn);
+
+	if (d < 0) {
+		srnic_wresp_duplicate(eng, qp, p);
+		return;
+	}
+	if (d > 0 && !srnic_wresp_ahead(qp, p))
+		return;
+	w->nak_sent = false;
+	if (p->bth->opcode == SRNIC_OP_READ_REQUEST)
+		srnic_wresp_read(eng, qp, p, false);
+	else if (p->flags & SRNIC_OPF_ATOMIC)
+		srnic_wresp_atomic(eng, qp, p);
+	else
+		srnic_wresp_data(eng, qp, p);
+}
