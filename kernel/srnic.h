@@ -96,6 +96,7 @@
  * costs a whole piece.
  */
 #define SRNIC_WIRE_MIN_TIMEOUT	14
+#define SRNIC_WIRE_MAX_BACKOFF	3
 /* Tag matching SRQs: tag list entries, SGEs per tag, rendezvous header. */
 #define SRNIC_TM_MAX_TAGS	256
 #define SRNIC_TM_MAX_SGE	1
@@ -509,6 +510,12 @@ struct srnic_wire_qp {
 	u32 out_len;			/* ... its length */
 	u8 out_op;
 	unsigned long out_until;	/* ... when it goes again */
+	u32 sent_from;			/* ... the PSN it last went from */
+	bool resume;			/* ... it goes again from @resume_psn */
+	u32 resume_psn;
+	u32 nak_psn;			/* the PSN an RNR or sequence NAK named */
+	u32 got;			/* ... the furthest one named so far */
+	u8 backoff;			/* timeouts without progress, in a row */
 	/* The answer, written by the receive path: under @lock. */
 	spinlock_t lock;
 	bool answered;

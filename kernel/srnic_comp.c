@@ -349,6 +349,11 @@ int srnic_comp_answer(struct srnic_qp *qp, const struct srnic_msg *m,
 	}
 	if (qp->ibqp.qp_type == IB_QPT_UC)
 		return 0;	/* UC has no acknowledgements: lost */
+	/* Part of the piece was received: progress, as an ACK would be. */
+	if (rep->progress) {
+		qp->rnr_left = qp->attr.rnr_retry;
+		qp->retry_left = qp->attr.retry_cnt;
+	}
 	if (r == SRNIC_RESP_RNR && qp->rnr_left) {
 		/* rnr_retry 7 means retry for ever. */
 		if (qp->rnr_left != 7)

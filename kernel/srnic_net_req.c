@@ -23,15 +23,16 @@
 
 /*
  * How long a piece waits for its answer: the QP's Local ACK Timeout
- * (4.096 us << timeout; 0 waits for ever), at least SRNIC_WIRE_MIN_TIMEOUT.
+ * (4.096 us << timeout; 0 waits for ever), at least SRNIC_WIRE_MIN_TIMEOUT,
+ * doubled @backoff times.
  */
-static unsigned long srnic_req_timeout(const struct srnic_qp *qp)
+static unsigned long srnic_req_timeout(const struct srnic_qp *qp, u8 backoff)
 {
 	u8 timeout = qp->attr.timeout;
 
 	if (!timeout)
 		return MAX_JIFFY_OFFSET;
-	timeout = max_t(u8, timeout, SRNIC_WIRE_MIN_TIMEOUT);
+	timeout = max_t(u8, timeout, SRNIC_WIRE_MIN_TIMEOUT) + backoff;
 	return usecs_to_jiffies((4096ULL << min_t(u8, timeout, 31)) /
 				NSEC_PER_USEC);
 }
@@ -85,14 +86,18 @@ static u32 srnic_req_ext(const struct srnic_msg *m, u8 op, u8 *ext)
 	return n;
 }
 
-/* The packets of a SEND or WRITE piece, a PSN each from @psn. */
+/*
+ * The packets of a SEND or WRITE piece, a PSN each from the piece's first;
+ * those before @from were received already.
+ */
 static void srnic_req_send_data(struct srnic_qp *qp, const struct srnic_msg *m,
-			       struct srnic_txp *t, u32 psn)
+			       struct srnic_txp *t, u32 from)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
-	u64 off = m->off, end = m->off + m->plen;
+	u32 n = srnic_psn_diff(from, qp->w.out_first), mtu = qp->w.mtu;
+	u64 off = m->off + (u64)n * mtu, end = m->off + m->plen;
 	u8 ext[sizeof(struct srnic_reth) + 4];
-	u32 n = 0, mtu = qp->w.mtu;
+	u32 psn = qp->w.out_first;
 	bool last;
 
 	t->payload = m->payload;
@@ -113,15 +118,21 @@ static void srnic_req_send_data(struct srnic_qp *qp, const struct srnic_msg *m,
 	} while (!last);
 }
 
-/* A READ REQUEST for the piece; it takes a PSN per response packet. */
+/*
+ * A READ REQUEST for what the piece still lacks: from the first response
+ * that has not come (hardware asks again the same way).  It takes a PSN
+ * per response packet.
+ */
 static void srnic_req_send_read(struct srnic_qp *qp, const struct srnic_msg *m,
-			       struct srnic_txp *t, u32 psn)
+			       struct srnic_txp *t)
 {
+	const struct srnic_wire_qp *w = &qp->w;
 	struct srnic_reth reth = {
-		.va = cpu_to_be64(m->raddr + m->off),
+		.va = cpu_to_be64(m->raddr + m->off + w->rd_bytes),
 		.rkey = cpu_to_be32(m->rkey),
-		.len = cpu_to_be32(m->plen),
+		.len = cpu_to_be32(m->plen - w->rd_bytes),
 	};
+	u32 psn = w->rd_next;
 
 	t->opcode = SRNIC_OP_READ_REQUEST;
 	t->ext = &reth;
@@ -181,64 +192,110 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 {
 	struct srnic_wire_qp *w = &qp->w;
 	struct srnic_txp t = {};
-	u32 psn = w->psn, n;
-	bool read = m->opcode == IB_UVERBS_WR_RDMA_READ;
+	u32 n;
 
-	/* Its PSNs: one per packet (a READ: per response packet). */
-	n = srnic_req_is_atomic(m->opcode) ? 1 :
-	    max_t(u32, 1, DIV_ROUND_UP(m->plen, w->mtu));
 	/* Recorded first: its answer may come before the last packet has gone. */
 	spin_lock(&w->lock);
+	if (!w->resume) {
+		/* Its PSNs: one per packet (a READ: per response packet). */
+		n = srnic_req_is_atomic(m->opcode) ? 1 :
+		    max_t(u32, 1, DIV_ROUND_UP(m->plen, w->mtu));
+		w->out_first = w->psn;
+		w->out_last = (w->psn + n - 1) & SRNIC_PSN_MASK;
+		w->out_off = m->off;
+		w->out_len = m->plen;
+		w->out_op = m->opcode;
+		w->rd_next = w->psn;
+		w->rd_bytes = 0;
+		w->resume_psn = w->psn;
+		w->got = w->psn;
+		w->backoff = 0;
+		w->psn = (w->psn + n) & SRNIC_PSN_MASK;
+	}
+	w->resume = false;
 	w->out = qp->ibqp.qp_type == IB_QPT_RC;
 	w->answered = false;
-	w->out_first = psn;
-	w->out_last = (psn + n - 1) & SRNIC_PSN_MASK;
-	w->out_off = m->off;
-	w->out_len = m->plen;
-	w->out_op = m->opcode;
-	w->rd_next = psn;
-	w->rd_bytes = 0;
-	w->psn = (psn + n) & SRNIC_PSN_MASK;
-	w->out_until = jiffies + srnic_req_timeout(qp);
+	w->sent_from = m->opcode == IB_UVERBS_WR_RDMA_READ ? w->rd_next :
+		       w->resume_psn;
+	w->out_until = jiffies + srnic_req_timeout(qp, w->backoff);
 	spin_unlock(&w->lock);
 
 	srnic_net_txp_path(qp, &t);
-	if (read)
-		srnic_req_send_read(qp, m, &t, psn);
+	if (m->opcode == IB_UVERBS_WR_RDMA_READ)
+		srnic_req_send_read(qp, m, &t);
 	else if (srnic_req_is_atomic(m->opcode))
-		srnic_req_send_atomic(qp, m, &t, psn);
+		srnic_req_send_atomic(qp, m, &t, w->out_first);
 	else
-		srnic_req_send_data(qp, m, &t, psn);
+		srnic_req_send_data(qp, m, &t, w->sent_from);
 }
 
 /*
- * The answer to the piece @m that waits for one, into @rep: what arrived,
- * PENDING while the timer runs, DROP once it has run out (the piece goes
- * again from its first PSN).  False when the outstanding piece is not @m
- * (its WQE was rewritten meanwhile): @m goes as a new piece.
+ * The piece goes again, from PSN @from: what the responder lacks (a READ:
+ * the responses that have not come).  Progress when that is further than
+ * known before: the completer's retries count anew.  Timeouts without
+ * progress double the timer, SRNIC_WIRE_MAX_BACKOFF times at most: a
+ * loaded peer is not flooded with copies.
  */
-static bool srnic_req_answer(struct srnic_engine *eng, struct srnic_qp *qp,
+static void srnic_req_again(struct srnic_wire_qp *w, u32 from, bool timeout,
+			    struct srnic_reply *rep)
+{
+	bool read = w->out_op == IB_UVERBS_WR_RDMA_READ;
+
+	if (read)
+		from = w->rd_next;
+	if (srnic_psn_diff(from, w->out_first) < 0 ||
+	    srnic_psn_diff(from, w->out_last) > 0)
+		from = w->out_first;
+	rep->progress = srnic_psn_diff(from, w->got) > 0;
+	if (rep->progress) {
+		w->got = from;
+		w->backoff = 0;
+	} else if (timeout && w->backoff < SRNIC_WIRE_MAX_BACKOFF) {
+		w->backoff++;
+	}
+	w->resume = true;
+	w->resume_psn = from;
+	w->out = false;
+}
+
+/*
+ * Whether the piece @m is the one on the wire: false when its WQE was
+ * rewritten meanwhile; the outstanding piece is then forgotten, and @m
+ * takes its PSNs as a new piece.
+ */
+static bool srnic_req_same(struct srnic_wire_qp *w, const struct srnic_msg *m)
+{
+	if (w->out_off == m->off && w->out_op == m->opcode &&
+	    w->out_len == m->plen)
+		return true;
+	spin_lock(&w->lock);
+	w->out = false;
+	w->answered = false;
+	w->resume = false;
+	w->psn = w->out_first;
+	spin_unlock(&w->lock);
+	return false;
+}
+
+/*
+ * The answer to the outstanding piece @m into @rep: what arrived, PENDING
+ * while the timer runs, DROP once it has run out (the piece goes again).
+ */
+static void srnic_req_answer(struct srnic_engine *eng, struct srnic_qp *qp,
 			     const struct srnic_msg *m, struct srnic_reply *rep)
 {
 	struct srnic_wire_qp *w = &qp->w;
-	bool ok = true;
 
 	spin_lock(&w->lock);
-	if (w->out_off != m->off || w->out_op != m->opcode ||
-	    w->out_len != m->plen) {
-		w->out = false;
-		w->answered = false;
-		w->psn = w->out_first;
-		ok = false;
-	} else if (w->answered) {
+	if (w->answered) {
 		rep->r = w->ans;
 		rep->rnr_usec = w->rnr_usec;
 		rep->orig = w->orig;
 		w->answered = false;
 		w->out = false;
-		/* Anything but an ACK: the piece goes again, if it goes. */
+		/* RNR, a sequence NAK: again from the PSN the NAK names. */
 		if (rep->r != SRNIC_RESP_OK)
-			w->psn = w->out_first;
+			srnic_req_again(w, w->nak_psn, false, rep);
 		/* A sequence NAK: at once, as after the timer. */
 		rep->waited = rep->r == SRNIC_RESP_DROP;
 		if (rep->r == SRNIC_RESP_OK && m->opcode == IB_UVERBS_WR_RDMA_READ) {
@@ -249,26 +306,32 @@ static bool srnic_req_answer(struct srnic_engine *eng, struct srnic_qp *qp,
 		rep->r = SRNIC_RESP_PENDING;
 		rep->until = w->out_until;
 	} else {
-		w->out = false;
-		w->psn = w->out_first;
+		/* No answer: all goes again from what is known received. */
+		srnic_req_again(w, w->got, true, rep);
 		rep->r = SRNIC_RESP_DROP;
 		rep->waited = true;
 	}
 	spin_unlock(&w->lock);
-	return ok;
 }
 
-/* The transport's request() for RC and UC QPs across the wire. */
+/*
+ * The transport's request() for RC and UC QPs across the wire: the answer
+ * to the piece on the wire, or the piece sent (again).
+ */
 void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
 			   struct srnic_msg *m, struct srnic_reply *rep)
 {
+	struct srnic_wire_qp *w = &qp->w;
+
 	/* XRC has no wire path yet: nothing answers. */
 	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC) {
 		rep->r = SRNIC_RESP_DROP;
 		return;
 	}
-	if (qp->w.out && srnic_req_answer(eng, qp, m, rep))
+	if ((w->out || w->resume) && srnic_req_same(w, m) && w->out) {
+		srnic_req_answer(eng, qp, m, rep);
 		return;
+	}
 	srnic_req_send(qp, m);
 	/* UC: gone is done, nothing answers. */
 	if (qp->ibqp.qp_type == IB_QPT_UC) {
@@ -276,7 +339,7 @@ void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	}
 	rep->r = SRNIC_RESP_PENDING;
-	rep->until = qp->w.out_until;
+	rep->until = w->out_until;
 }
 
 /* ---- answers from the wire ---- */
@@ -321,10 +384,19 @@ static void srnic_req_aeth(struct srnic_qp *qp, const struct srnic_pkt *p,
 			srnic_req_answered(qp, SRNIC_RESP_OK);
 		break;
 	case SRNIC_AETH_RNR:
+		w->nak_psn = p->psn;
 		w->rnr_usec = srnic_rnr_code_usec(value);
 		srnic_req_answered(qp, SRNIC_RESP_RNR);
 		break;
 	case SRNIC_AETH_NAK:
+		/*
+		 * A sequence NAK for a PSN before this transmission's first
+		 * answers an earlier one (the packets it asks for went again).
+		 */
+		if (value == SRNIC_NAK_PSN_SEQ &&
+		    srnic_psn_diff(p->psn, w->sent_from) < 0)
+			break;
+		w->nak_psn = p->psn;
 		srnic_req_answered(qp, value == SRNIC_NAK_PSN_SEQ ?
 					       SRNIC_RESP_DROP : srnic_req_nak(value));
 		break;

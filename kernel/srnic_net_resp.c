@@ -385,6 +385,7 @@ static bool srnic_wresp_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
 		w->epsn = p->psn;
 		return true;
 	}
+	/* Once per gap: more would each send the rest again. */
 	if (!w->nak_sent) {
 		w->nak_sent = true;
 		srnic_count(to_sdev(qp->ibqp.device), SRNIC_PC_SEQ_NAKS_SENT);

@@ -40,6 +40,8 @@ struct srnic_reply {
 	unsigned long until;
 	/* DROP: the transport waited its timer already; retry at once. */
 	bool waited;
+	/* DROP, RNR: part of the request was received; retries count anew. */
+	bool progress;
 };
 
 struct srnic_transport {

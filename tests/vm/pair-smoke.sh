@@ -57,9 +57,10 @@ run_side() {
 
 # pingpong PROG server|client PORT: a pingpong on $dev.
 pingpong() {
-	local prog=$1 args=(-d "$dev" -g "$gid" -c -n 100 -p "$3")
+	local prog=$1 args=(-d "$dev" -g "$gid" -c -n "${PP_ITERS:-100}" -p "$3")
 	[ "$prog" = ibv_rc_pingpong ] && args+=(-s "${PP_SIZE:-4096}")
 	[ "$prog" = ibv_ud_pingpong ] && args+=(-s 1024)
+	[ -n "${PP_EVENTS:-}" ] && args+=(-e)
 	run_side "$2" "$3" "$prog" "${args[@]}"
 }
 
@@ -71,20 +72,51 @@ perftest() {
 }
 
 # connected PORT WHAT: RC and UC between this side's $dev and the other's, each way round:
-# the pingpongs with data checks (RC also with 64 KiB messages) and the eight perftest programs.
+# the pingpongs with data checks (RC also with 64 KiB messages, with an SRQ and with completion
+# events) and the eight perftest programs.
 connected() {
 	local port=$1 what=$2 me_a=server me_b=client prog
 	[ "$WIRE_ROLE" = a ] || { me_a=client; me_b=server; }
 	both ibv_rc_pingpong "$port" "$what, RC"
 	PP_SIZE=65536 both ibv_rc_pingpong $((port + 2)) "$what, RC 64 KiB"
 	both ibv_uc_pingpong $((port + 4)) "$what, UC"
-	port=$((port + 6))
+	both ibv_srq_pingpong $((port + 6)) "$what, RC with an SRQ"
+	PP_EVENTS=1 both ibv_rc_pingpong $((port + 8)) "$what, RC with completion events"
+	port=$((port + 10))
 	for prog in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw \
 		    ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat; do
 		check "$prog $what, a serves" perftest "$prog" $me_a "$port" -n 200
 		check "$prog $what, b serves" perftest "$prog" $me_b $((port + 1)) -n 200
 		port=$((port + 2))
 	done
+}
+
+# counter NAME: srnic's port counter NAME on this side.
+counter() { rdma statistic show link "$dev/1" | grep -o " $1 [0-9]*" | awk '{print $2}'; }
+
+# badwire PORT WHAT COUNTER NETEM...: a bad wire, netem on both sides' sending half: RC with
+# data checks (ibv_rc_pingpong -c, 64 KiB), READ and atomics complete each way round, and
+# srnic's COUNTER on this side shows what the bad wire did.  ONE_WAY=1: only READ and atomics
+# with a the client (rxe, on this kernel, does not recover from 5% loss as a requester, not even
+# with rxe: ibv_rc_pingpong and ib_read_bw between two rxe devices fail there too).
+badwire() {
+	local port=$1 what=$2 ctr=$3 me_a=server me_b=client before=0 prog
+	shift 3
+	[ "$WIRE_ROLE" = a ] || { me_a=client; me_b=server; }
+	wire_sync "netem-$port" || { echo "not ok - $WIRE_ROLE: $what: sync"; fail=1; return; }
+	tc qdisc add dev "$WIRE_IF" root netem "$@" ||
+		{ echo "not ok - $WIRE_ROLE: $what: tc netem $*"; fail=1; return; }
+	[[ $dev == srnic* ]] && before=$(counter "$ctr")
+	[ -z "${ONE_WAY:-}" ] && PP_SIZE=65536 PP_ITERS=20 both ibv_rc_pingpong "$port" "$what, RC 64 KiB"
+	port=$((port + 2))
+	for prog in ib_read_bw ib_atomic_bw; do
+		[ -z "${ONE_WAY:-}" ] && check "$prog $what, a serves" perftest "$prog" $me_a "$port" -n 100
+		check "$prog $what, b serves" perftest "$prog" $me_b $((port + 1)) -n 100
+		port=$((port + 2))
+	done
+	tc qdisc del dev "$WIRE_IF" root
+	[[ $dev == srnic* ]] &&
+		check "$what: srnic's $ctr counter grew" sh -c "[ $(counter "$ctr") -gt $before ]"
 }
 
 # both PROG PORT WHAT: PROG with a serving on PORT, then b serving on PORT + 1.
@@ -125,6 +157,8 @@ wire_sync "srnic-rxe"
 wire_sync "srnic-rxe-ready"
 both ibv_ud_pingpong 18517 "srnic (a) with rxe (b), UD over the wire"
 connected 18600 "srnic (a) with rxe (b)"
+ONE_WAY=1 badwire 18640 "srnic (a) with rxe (b), 5% loss" retransmits loss 5%
+badwire 18650 "srnic (a) with rxe (b), 1% corruption" rx_icrc_errors corrupt 1%
 wire_sync "srnic-srnic"
 [ "$WIRE_ROLE" = b ] && use srnic
 wire_sync "srnic-srnic-ready"
@@ -147,9 +181,13 @@ gid=$(wire_gid "$dev" 6) || { echo "not ok - $WIRE_ROLE: $dev has no GID for $WI
 both ibv_ud_pingpong 18521 "srnic with srnic, UD over IPv6"
 gid=$(wire_gid "$dev")
 connected 18700 "srnic with srnic"
+badwire 18740 "srnic with srnic, 1% loss" retransmits loss 1%
+badwire 18750 "srnic with srnic, 5% loss" seq_naks_sent loss 5%
+badwire 18760 "srnic with srnic, 25% reordering" seq_naks_sent delay 2ms reorder 25% 50%
+badwire 18770 "srnic with srnic, 5% duplication" duplicate_request duplicate 5%
+badwire 18780 "srnic with srnic, 1% corruption" rx_icrc_errors corrupt 1%
 # What crossed the wire, by srnic's port counters: every datagram sent and received (4 runs of
 # 100 exchanges with srnic on this side, at least 100 each way per run), none with a bad ICRC.
-counter() { rdma statistic show link "$dev/1" | grep -o " $1 [0-9]*" | awk '{print $2}'; }
 check "srnic counted its packets: tx_packets >= 400, rx_msgs >= 400, no ICRC error" \
 	sh -c "[ $(counter tx_packets) -ge 400 ] && [ $(counter rx_msgs) -ge 400 ] &&
 	       [ $(counter rx_icrc_errors) = 0 ]"
