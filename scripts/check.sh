@@ -44,7 +44,7 @@ fi
 pair_passed=0 pair_failed=0
 if [ -z "${SRNIC_SUITES:-}" ] || [[ " $SRNIC_SUITES " == *" pair "* ]]; then
 	echo "# ==== two hosts (qemu/run-pair)"
-	qemu/run-pair --timeout "${PAIR_TIMEOUT:-900}" "${kbuild[@]}" \
+	qemu/run-pair --timeout "${PAIR_TIMEOUT:-1800}" "${kbuild[@]}" \
 		--module "${SRNIC_MODULE:-kernel/srnic.ko}" -- tests/vm/pair-smoke.sh 2>&1 | tee "$log/pair.txt"
 	pair_rc=${PIPESTATUS[0]}
 	pair_passed=$(grep -cE '^[ab]\| ok - ' "$log/pair.txt")

@@ -143,6 +143,38 @@ roce_capture_ok() {
 		      exit !(n >= 300 && mine >= 150 && bad == 0) }'
 }
 
+# RC opcodes (IBTA table 38) the capture must hold: SEND FIRST/MIDDLE/LAST, RDMA WRITE
+# FIRST/MIDDLE/LAST, READ REQUEST, READ RESPONSE FIRST/MIDDLE/LAST, ACKNOWLEDGE, ATOMIC
+# ACKNOWLEDGE, FETCH_ADD; every packet's P_Key the default and nothing malformed.
+rc_capture_ok() {
+	tshark -r /tmp/roce.pcap -T fields -E separator=, -e infiniband.bth.opcode \
+		-e infiniband.bth.p_key -e _ws.malformed |
+		awk -F, -v want="0 1 2 6 7 8 12 13 14 15 17 18 20" '
+		{ n++; seen[$1] = 1 }
+		$2 != 65535 || $3 != "" { bad++ }
+		END { split(want, w, " "); for (i in w) if (!(w[i] in seen)) { miss = miss " " w[i] }
+		      print n " packets, " bad + 0 " not as the spec has them, opcodes missing:" (miss ? miss : " none")
+		      exit !(n > 0 && bad == 0 && miss == "") }'
+}
+
+# capture_start, capture_stop: a captures the wire's RoCEv2 packets into /tmp/roce.pcap; only
+# a's capture_stop succeeds (b has nothing to check).
+capture_start() {
+	[ "$WIRE_ROLE" = a ] || return 0
+	# Immediate mode: libpcap's default ring hands packets over a block at a time, and the block
+	# still open when tcpdump is interrupted is lost (a whole run of the pingpong, once, in CI).
+	tcpdump -i "$WIRE_IF" --immediate-mode -U -w /tmp/roce.pcap udp port 4791 2>/tmp/tcpdump.err &
+	cap=$!
+	# Capturing before the first packet: tcpdump says so once it listens.
+	for _ in $(seq 1 300); do grep -q "listening on" /tmp/tcpdump.err && break; sleep 0.1; done
+}
+capture_stop() {
+	[ "$WIRE_ROLE" = a ] || return 1
+	kill -INT $cap
+	wait $cap
+	return 0
+}
+
 # use KIND: this side's device on eth0 becomes KIND (rxe or srnic), once both sides are ready.
 use() {
 	rdma link del "$dev" 2>/dev/null
@@ -163,33 +195,35 @@ wire_sync "srnic-srnic"
 [ "$WIRE_ROLE" = b ] && use srnic
 wire_sync "srnic-srnic-ready"
 # a captures what crosses the wire meanwhile; tshark's RoCE dissector reads it afterwards.
-if [ "$WIRE_ROLE" = a ]; then
-	# Immediate mode: libpcap's default ring hands packets over a block at a time, and the block
-	# still open when tcpdump is interrupted is lost (a whole run of the pingpong, once, in CI).
-	tcpdump -i "$WIRE_IF" --immediate-mode -U -w /tmp/roce.pcap udp port 4791 2>/tmp/tcpdump.err &
-	cap=$!
-	# Capturing before the first packet: tcpdump says so once it listens.
-	for _ in $(seq 1 300); do grep -q "listening on" /tmp/tcpdump.err && break; sleep 0.1; done
-fi
+capture_start
+tx0=$(counter tx_packets) rx0=$(counter rx_msgs) icrc0=$(counter rx_icrc_errors)
 both ibv_ud_pingpong 18519 "srnic with srnic, UD over the wire"
-if [ "$WIRE_ROLE" = a ]; then
-	kill -INT $cap; wait $cap
-	check "tshark decodes every packet: UD SEND ONLY, P_Key 0xffff, Q_Key, pad, none malformed" \
-		roce_capture_ok
-fi
+capture_stop && check "tshark decodes every packet: UD SEND ONLY, P_Key 0xffff, Q_Key, pad, none malformed" \
+	roce_capture_ok
 gid=$(wire_gid "$dev" 6) || { echo "not ok - $WIRE_ROLE: $dev has no GID for $WIRE_ME6"; fail=1; }
 both ibv_ud_pingpong 18521 "srnic with srnic, UD over IPv6"
+# What crossed the wire meanwhile, by srnic's port counters: every datagram sent and received
+# (4 runs of 100 exchanges, at least 100 each way per run), none with a bad ICRC.
+check "srnic counted its packets: tx_packets >= 400, rx_msgs >= 400, no ICRC error" \
+	sh -c "[ $(($(counter tx_packets) - tx0)) -ge 400 ] && [ $(($(counter rx_msgs) - rx0)) -ge 400 ] &&
+	       [ $(counter rx_icrc_errors) = $icrc0 ]"
 gid=$(wire_gid "$dev")
+# RC under capture: SENDs (the pingpong, 4 KiB: FIRST, MIDDLE, LAST), WRITEs and READs of 4 KiB
+# and atomics, a few each; every packet well formed, every opcode they use seen.
+capture_start
+PP_ITERS=10 both ibv_rc_pingpong 18690 "srnic with srnic, RC under capture"
+me_a=server
+[ "$WIRE_ROLE" = a ] || me_a=client
+check "ib_write_bw -s 4096 under capture" perftest ib_write_bw $me_a 18692 -n 20 -s 4096
+check "ib_read_bw -s 4096 under capture" perftest ib_read_bw $me_a 18693 -n 20 -s 4096
+check "ib_atomic_bw under capture" perftest ib_atomic_bw $me_a 18694 -n 20
+capture_stop && check "tshark decodes every RC packet, SEND, WRITE, READ, ACK and atomic opcodes among them" \
+	rc_capture_ok
 connected 18700 "srnic with srnic"
 badwire 18740 "srnic with srnic, 1% loss" retransmits loss 1%
 badwire 18750 "srnic with srnic, 5% loss" seq_naks_sent loss 5%
 badwire 18760 "srnic with srnic, 25% reordering" seq_naks_sent delay 2ms reorder 25% 50%
 badwire 18770 "srnic with srnic, 5% duplication" duplicate_request duplicate 5%
 badwire 18780 "srnic with srnic, 1% corruption" rx_icrc_errors corrupt 1%
-# What crossed the wire, by srnic's port counters: every datagram sent and received (4 runs of
-# 100 exchanges with srnic on this side, at least 100 each way per run), none with a bad ICRC.
-check "srnic counted its packets: tx_packets >= 400, rx_msgs >= 400, no ICRC error" \
-	sh -c "[ $(counter tx_packets) -ge 400 ] && [ $(counter rx_msgs) -ge 400 ] &&
-	       [ $(counter rx_icrc_errors) = 0 ]"
 rdma link del "$dev"
 exit $fail
