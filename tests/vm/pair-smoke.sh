@@ -3,7 +3,9 @@
 # side: ibv_rc_pingpong with data checks (-c), a's server and b's client, then the reverse.  Then
 # srnic on the wire: srnic (a) with rxe (b), then srnic on both sides, each way round: UD
 # datagrams (ibv_ud_pingpong -c, IPv4; between srnic devices also IPv6), RC and UC (the
-# pingpongs with data checks, the eight perftest programs); srnic's counters show the packets.  Prints "ok - ..." / "not ok - ..." lines; exits non-zero if one
+# pingpongs with data checks, the eight perftest programs), then RC on a bad wire (netem loss,
+# reordering, duplication, corruption); srnic's counters show the packets, tshark decodes
+# captures of UD and RC between srnic devices.  Prints "ok - ..." / "not ok - ..." lines; exits non-zero if one
 # failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
