@@ -742,6 +742,14 @@ struct srnic_msg {
 	u32 flow_label;
 };
 
+/* The atomics, ATOMIC WRITE included: one 8-byte operation, one packet. */
+static inline bool srnic_opcode_is_atomic(u8 op)
+{
+	return op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD ||
+	       op == SRNIC_WR_ATOMIC_WRITE;
+}
+
 /* Whether the piece @m carries ends its message. */
 static inline bool srnic_msg_last(const struct srnic_msg *m)
 {

@@ -177,13 +177,6 @@ static void srnic_req_send_atomic(struct srnic_qp *qp, const struct srnic_msg *m
 	srnic_net_xmit(to_sdev(qp->ibqp.device), t);
 }
 
-static bool srnic_req_is_atomic(u8 op)
-{
-	return op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD ||
-	       op == SRNIC_WR_ATOMIC_WRITE;
-}
-
 /*
  * Sends the piece @m of @qp's WQE: its packets from PSN qp->w.psn on, and
  * the record of what now waits for an answer.
@@ -198,7 +191,7 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 	spin_lock(&w->lock);
 	if (!w->resume) {
 		/* Its PSNs: one per packet (a READ: per response packet). */
-		n = srnic_req_is_atomic(m->opcode) ? 1 :
+		n = srnic_opcode_is_atomic(m->opcode) ? 1 :
 		    max_t(u32, 1, DIV_ROUND_UP(m->plen, w->mtu));
 		w->out_first = w->psn;
 		w->out_last = (w->psn + n - 1) & SRNIC_PSN_MASK;
@@ -223,7 +216,7 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 	srnic_net_txp_path(qp, &t);
 	if (m->opcode == IB_UVERBS_WR_RDMA_READ)
 		srnic_req_send_read(qp, m, &t);
-	else if (srnic_req_is_atomic(m->opcode))
+	else if (srnic_opcode_is_atomic(m->opcode))
 		srnic_req_send_atomic(qp, m, &t, w->out_first);
 	else
 		srnic_req_send_data(qp, m, &t, w->sent_from);

@@ -141,13 +141,6 @@ static void srnic_req_account(struct srnic_qp *qp, u32 dqpn,
 	}
 }
 
-static bool srnic_opcode_is_atomic(u8 op)
-{
-	return op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD ||
-	       op == SRNIC_WR_ATOMIC_WRITE;
-}
-
 /*
  * The connected part of @m: the piece, the XRC SRQ, the remote address and
  * the atomic's operands.  A WQE status when the WQE cannot go, else 0.
