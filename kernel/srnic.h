@@ -26,6 +26,8 @@
 
 /* xarray mark of QPs the engine scans (can send, or must flush). */
 #define SRNIC_QP_ACTIVE		XA_MARK_1
+/* A wire READ's responses go out from this QP (srnic_net_resp.c). */
+#define SRNIC_QP_READING	XA_MARK_2
 
 /* The one port every srnic device has: RoCEv2 on the bound netdev. */
 #define SRNIC_PORT		1
@@ -60,12 +62,16 @@
 #define SRNIC_GID_TABLE_LEN	32
 /*
  * READs and atomics a QP may have outstanding, either way: as rxe, whose
- * peers ask for 128.  The responder keeps no resources for READs (it
- * answers a duplicate from memory) and the results of the last
- * SRNIC_ATOMIC_RES atomics (struct srnic_wire_qp).
+ * peers ask for 128.  The wire responder keeps as many of them, its
+ * responder resources (struct srnic_wire_res): a duplicate is answered
+ * only from one of them, a READ's within what it first asked for.
  */
 #define SRNIC_MAX_QP_RD_ATOM	128
-#define SRNIC_ATOMIC_RES	16
+/*
+ * Request packets of a QP that wait behind the READ whose responses go
+ * out (struct srnic_wire_qp: held); more are dropped, and go again.
+ */
+#define SRNIC_WIRE_HELD_MAX	256
 #define SRNIC_MAX_SRQ		(64 * 1024)
 #define SRNIC_MAX_AH		(1024 * 1024)
 #define SRNIC_MAX_WQ		(64 * 1024)
@@ -495,6 +501,18 @@ struct srnic_wq {
  * the WQE stays in the user ring meanwhile and is fetched again for the
  * answer or a retransmission.  READ data wait in @stage, one piece.
  */
+/* A READ or atomic the wire responder executed (SRNIC_MAX_QP_RD_ATOM kept). */
+struct srnic_wire_res {
+	bool valid;
+	bool read;
+	u32 psn;			/* its first PSN */
+	u32 npsn;			/* READ: its response PSNs */
+	u64 va;				/* READ: what it asked for */
+	u32 rkey;
+	u32 len;
+	u64 orig;			/* atomic: the original value */
+};
+
 struct srnic_wire_qp {
 	/* The path, set at RTR. */
 	u8 dgid[16];
@@ -534,13 +552,25 @@ struct srnic_wire_qp {
 	u64 rx_len;			/* ... WRITE: its length, from the RETH */
 	u64 rx_va;
 	u32 rx_rkey;
-	/* The last atomics' results, for their duplicates: a ring. */
-	struct {
-		bool valid;
-		u32 psn;
-		u64 orig;
-	} atomic_res[SRNIC_ATOMIC_RES];
-	u8 atomic_next;
+	/* The last READs and atomics, for their duplicates: a ring, RC only. */
+	struct srnic_wire_res *res;
+	u8 res_next;
+	/*
+	 * The READ whose responses go out, SRNIC_VISIT_BYTES per visit of
+	 * the thread (QP marked SRNIC_QP_READING); the QP's request packets
+	 * that came meanwhile wait in @held, in order.
+	 */
+	struct srnic_wire_read {
+		bool active;
+		bool dup;		/* ... answered again: no new PSNs */
+		u32 psn;		/* ... of its first response */
+		u64 va;
+		u32 rkey;
+		u32 len;
+		u32 off;		/* ... bytes sent so far */
+		u32 msn;		/* ... in its last response's AETH */
+	} rd;
+	struct sk_buff_head held;
 };
 
 struct srnic_qp {
@@ -828,6 +858,13 @@ static inline struct srnic_qp *to_sqp(struct ib_qp *ibqp)
 static inline bool srnic_qp_has_sq(const struct srnic_qp *qp)
 {
 	return qp->sq.ring.kva;
+}
+
+/* The states in which a QP's responder takes requests. */
+static inline bool srnic_qp_receives(int state)
+{
+	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
+	       state == IB_QPS_SQD || state == IB_QPS_SQE;
 }
 
 static inline struct srnic_rwq *to_srwq(struct ib_wq *ibwq)

@@ -190,7 +190,8 @@ static int srnic_engine_scan(struct srnic_thread *t, unsigned long *timer,
 		idx = 0;
 		pos = 0;
 		/* Packets from the wire first: a NIC's receive ring. */
-		if (!skb_queue_empty_lockless(&t->rxq))
+		if (!skb_queue_empty_lockless(&t->rxq) ||
+		    xa_marked(&t->sdev->qps, SRNIC_QP_READING))
 			work += srnic_net_rx(t);
 		while ((qp = srnic_scan_next(t, &idx, &pos))) {
 			idx++;

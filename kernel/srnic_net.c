@@ -234,29 +234,50 @@ static bool srnic_net_recv_ud(struct srnic_engine *eng, struct srnic_pkt *p)
 }
 
 /*
+ * A request for @qp while its READ's responses go out: it waits behind
+ * them in the QP's queue (srnic_net_resp_reads), so that requests execute
+ * in order.  False when the queue is full: dropped, the requester sends it
+ * again.
+ */
+static bool srnic_net_hold(struct srnic_qp *qp, struct sk_buff *skb)
+{
+	if (skb_queue_len(&qp->w.held) >= SRNIC_WIRE_HELD_MAX)
+		return false;
+	skb_queue_tail(&qp->w.held, skb);
+	return true;
+}
+
+/*
  * An RC or UC packet: for a QP of the opcode's service, connected across
  * the wire to the packet's source address (a QP number alone would let any
  * host in).  Requests go to the QP's responder, answers to its requester.
+ * Returns 0 when done with @skb, 1 when it was kept to run later, -1 to
+ * drop it.
  */
-static bool srnic_net_recv_connected(struct srnic_engine *eng,
-				     struct srnic_pkt *p)
+static int srnic_net_recv_connected(struct srnic_engine *eng,
+				    struct srnic_pkt *p, struct sk_buff *skb)
 {
 	u8 svc = p->bth->opcode & SRNIC_OP_SERVICE_MASK;
 	struct srnic_qp *qp;
-	bool ok;
+	int ret = 0;
 
 	qp = srnic_qp_get(p->sdev, srnic_bth_qpn(p->bth));
 	if (!qp)
-		return false;
-	ok = qp->ibqp.qp_type == (svc == SRNIC_OP_RC ? IB_QPT_RC : IB_QPT_UC) &&
-	     READ_ONCE(qp->xport) == &srnic_wire &&
-	     !memcmp(p->sgid, qp->w.dgid, 16) && !memcmp(p->dgid, qp->sgid, 16);
-	if (ok && (p->flags & SRNIC_OPF_REQ))
-		srnic_net_resp_rx(eng, qp, p);
-	else if (ok)
+		return -1;
+	/* A QP in error, or not yet receiving, answers nothing. */
+	if (qp->ibqp.qp_type != (svc == SRNIC_OP_RC ? IB_QPT_RC : IB_QPT_UC) ||
+	    READ_ONCE(qp->xport) != &srnic_wire ||
+	    memcmp(p->sgid, qp->w.dgid, 16) || memcmp(p->dgid, qp->sgid, 16) ||
+	    !srnic_qp_receives(READ_ONCE(qp->state)))
+		ret = -1;
+	else if (!(p->flags & SRNIC_OPF_REQ))
 		srnic_net_req_rx(qp, p);
+	else if (!qp->w.rd.active)
+		srnic_net_resp_rx(eng, qp, p);
+	else
+		ret = srnic_net_hold(qp, skb) ? 1 : -1;
 	srnic_qp_put(qp);
-	return ok;
+	return ret;
 }
 
 /*
@@ -293,8 +314,13 @@ static void srnic_net_recv(struct srnic_thread *t, struct sk_buff *skb)
 	if (p.flags & SRNIC_OPF_DETH) {
 		if (!srnic_net_recv_ud(&t->eng, &p))
 			goto count;
-	} else if (!srnic_net_recv_connected(&t->eng, &p)) {
-		goto count;
+	} else {
+		int r = srnic_net_recv_connected(&t->eng, &p, skb);
+
+		if (r > 0)
+			return;
+		if (r < 0)
+			goto count;
 	}
 	consume_skb(skb);
 	return;
@@ -305,8 +331,34 @@ drop:
 }
 
 /*
- * Runs the packets queued for thread @t, SRNIC_RX_BUDGET at most; inside
- * srnic_engine_srcu.  Returns how many.
+ * The READs whose responses go out from thread @t's QPs: the next part of
+ * each, then, where one is over, the requests that waited behind it, until
+ * one of them is a READ again.  Returns the QPs served.
+ */
+static int srnic_net_resp_reads(struct srnic_thread *t)
+{
+	struct srnic_dev *sdev = t->sdev;
+	struct srnic_qp *qp;
+	struct sk_buff *skb;
+	unsigned long i;
+	int n = 0;
+
+	xa_for_each_marked(&sdev->qps, i, qp, SRNIC_QP_READING) {
+		if (srnic_qp_engine(i, sdev->sched.nthreads) != t->idx)
+			continue;
+		n++;
+		if (srnic_net_resp_read_next(&t->eng, qp))
+			continue;
+		xa_clear_mark(&sdev->qps, i, SRNIC_QP_READING);
+		while (!qp->w.rd.active && (skb = skb_dequeue(&qp->w.held)))
+			srnic_net_recv(t, skb);
+	}
+	return n;
+}
+
+/*
+ * Runs the packets queued for thread @t, SRNIC_RX_BUDGET at most, and the
+ * READs its QPs answer; inside srnic_engine_srcu.  Returns the work done.
  */
 int srnic_net_rx(struct srnic_thread *t)
 {
@@ -317,6 +369,8 @@ int srnic_net_rx(struct srnic_thread *t)
 		srnic_net_recv(t, skb);
 		n++;
 	}
+	if (xa_marked(&t->sdev->qps, SRNIC_QP_READING))
+		n += srnic_net_resp_reads(t);
 	return n;
 }
 

@@ -58,6 +58,7 @@ void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
 void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p);
 
 /* srnic_net_resp.c: the responder's side */
+bool srnic_net_resp_read_next(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_net_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		       const struct srnic_pkt *p);
 

@@ -10,8 +10,13 @@
  * an error NAK, READ response packets or an atomic acknowledgement.  A
  * packet ahead of the expected PSN gets one sequence NAK; a packet behind
  * it is a duplicate: acknowledged again, a READ answered again from
- * memory, an atomic from the result kept for it.  UC answers nothing: a
- * gap loses the message in progress.
+ * memory within what the READ kept for it first asked, an atomic from the
+ * result kept for it.  UC answers nothing: a gap loses the message in
+ * progress.
+ *
+ * A READ's responses go out a visit's bytes at a time (the thread's
+ * other QPs have their turn between), and the QP's request packets that
+ * come meanwhile wait behind it (srnic_net.c): requests execute in order.
  */
 #include "srnic_net.h"
 #include "srnic_transport.h"
@@ -76,15 +81,16 @@ static void srnic_wresp_refuse(struct srnic_engine *eng, struct srnic_qp *qp,
 	srnic_resp_nak(qp, r);
 }
 
-/* What every message of @qp's connection says of its requester. */
-static void srnic_wresp_msg_init(struct srnic_qp *qp, const struct srnic_pkt *p,
-				struct srnic_msg *m)
+/*
+ * What every message of @qp's connection says of its requester: the
+ * connected peer, the only one whose packets reach the responder.
+ */
+static void srnic_wresp_msg_init(struct srnic_qp *qp, struct srnic_msg *m)
 {
 	m->src_qpn = READ_ONCE(qp->attr.dest_qp_num);
 	m->src_dev = -1;
-	m->sgid = p->sgid;
-	m->dgid = p->dgid;
-	m->solicited = srnic_bth_se(p->bth);
+	m->sgid = qp->w.dgid;
+	m->dgid = qp->sgid;
 }
 
 /*
@@ -98,9 +104,16 @@ static bool srnic_wresp_piece(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	struct srnic_wire_qp *w = &qp->w;
 	u16 kind = p->flags & (SRNIC_OPF_SEND | SRNIC_OPF_WRITE);
-	bool last = p->flags & SRNIC_OPF_LAST;
+	bool first = p->flags & SRNIC_OPF_FIRST, last = p->flags & SRNIC_OPF_LAST;
 
-	if (p->flags & SRNIC_OPF_FIRST) {
+	/*
+	 * Packets of the path MTU, but a message's last: at most that, and
+	 * not empty unless it is the only one.
+	 */
+	if (p->plen > w->mtu || (!last && p->plen != w->mtu) ||
+	    (last && !first && !p->plen))
+		return false;
+	if (first) {
 		/* UC: a new message ends the one a lost packet left open. */
 		if (w->rx_kind && qp->ibqp.qp_type == IB_QPT_RC)
 			return false;
@@ -141,7 +154,8 @@ static bool srnic_wresp_piece(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	srnic_sg_init(&eng->wire, (u8 *)p->payload, p->plen);
 	m->payload = &eng->wire;
-	srnic_wresp_msg_init(qp, p, m);
+	srnic_wresp_msg_init(qp, m);
+	m->solicited = srnic_bth_se(p->bth);
 	return true;
 }
 
@@ -184,11 +198,11 @@ static void srnic_wresp_data(struct srnic_engine *eng, struct srnic_qp *qp,
 
 /* The READ response packets of one window of @m, resolved in eng->remote. */
 static void srnic_wresp_read_window(struct srnic_engine *eng,
-				   struct srnic_qp *qp, const struct srnic_msg *m,
-				   u32 psn)
+				   struct srnic_qp *qp, const struct srnic_msg *m)
 {
-	struct srnic_wire_qp *w = &qp->w;
+	const struct srnic_wire_read *rd = &qp->w.rd;
 	u64 off = m->off, end = m->off + m->plen;
+	u32 mtu = qp->w.mtu;
 	struct srnic_aeth aeth;
 	struct srnic_txp t = {};
 
@@ -197,7 +211,7 @@ static void srnic_wresp_read_window(struct srnic_engine *eng,
 	do {
 		bool first = !off, last;
 
-		t.len = min_t(u64, w->mtu, end - off);
+		t.len = min_t(u64, mtu, end - off);
 		last = off + t.len >= m->len;
 		t.opcode = first && last ? SRNIC_OP_READ_RESP_ONLY :
 			   first ? SRNIC_OP_READ_RESP_FIRST :
@@ -205,57 +219,166 @@ static void srnic_wresp_read_window(struct srnic_engine *eng,
 				  SRNIC_OP_READ_RESP_MIDDLE;
 		/* The AETH of the last packet counts the READ as done. */
 		srnic_aeth_set(&aeth, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS,
-			       w->msn + last);
+			       (rd->msn - !last) & SRNIC_MSN_MASK);
 		t.ext = &aeth;
 		t.ext_len = (srnic_opcode[t.opcode].flags & SRNIC_OPF_AETH) ?
 			    sizeof(aeth) : 0;
 		t.off = off - m->off;
-		t.psn = (psn + off / w->mtu) & SRNIC_PSN_MASK;
+		t.psn = (rd->psn + off / mtu) & SRNIC_PSN_MASK;
 		srnic_net_xmit(to_sdev(qp->ibqp.device), &t);
 		off += t.len;
 	} while (off < end);
 }
 
 /*
- * A READ REQUEST: its responses, SRNIC_PIECE of memory resolved at a time.
- * A duplicate (@dup) is answered again from memory, and the expected PSN
- * stays.  An error or fault stops the responses: at the first byte it is
- * the answer (NAK, RNR); later the requester's timer asks again.
+ * The next responses of the READ going out (qp->w.rd), SRNIC_PIECE of
+ * memory resolved at a time, until @budget bytes went.  An error or fault
+ * stops them; the READ is no longer active.
+ */
+static enum srnic_resp srnic_wresp_read_more(struct srnic_engine *eng,
+					    struct srnic_qp *qp, u32 budget)
+{
+	struct srnic_wire_read *rd = &qp->w.rd;
+	u64 end = min_t(u64, rd->len, (u64)rd->off + budget);
+	struct srnic_reply rep = {};
+	struct srnic_msg m = {
+		.opcode = IB_UVERBS_WR_RDMA_READ,
+		.raddr = rd->va,
+		.rkey = rd->rkey,
+		.len = rd->len,
+		.off = rd->off,
+	};
+	enum srnic_resp r;
+
+	srnic_wresp_msg_init(qp, &m);
+	do {
+		m.plen = min_t(u64, m.len - m.off, SRNIC_PIECE);
+		r = srnic_resp_execute(eng, qp, &m, &rep);
+		srnic_resp_account(qp, &m, r);
+		if (r != SRNIC_RESP_OK)
+			break;
+		srnic_wresp_read_window(eng, qp, &m);
+		srnic_sg_release(&eng->remote);
+		m.off += m.plen;
+	} while (m.off < end);
+	rd->off = m.off;
+	rd->active = r == SRNIC_RESP_OK && m.off < m.len;
+	return r;
+}
+
+/* Keeps the READ or atomic @res, in place of the oldest one kept. */
+static void srnic_wresp_keep(struct srnic_wire_qp *w,
+			    const struct srnic_wire_res *res)
+{
+	if (w->res)
+		w->res[w->res_next++ % SRNIC_MAX_QP_RD_ATOM] = *res;
+}
+
+/* The READ (@read) or atomic kept whose PSNs include @psn, or NULL. */
+static const struct srnic_wire_res *
+srnic_wresp_kept(const struct srnic_wire_qp *w, u32 psn, bool read)
+{
+	unsigned int i;
+
+	for (i = 0; w->res && i < SRNIC_MAX_QP_RD_ATOM; i++) {
+		const struct srnic_wire_res *res = &w->res[i];
+		s32 d = srnic_psn_diff(psn, res->psn);
+
+		if (res->valid && res->read == read && d >= 0 &&
+		    d < (read ? res->npsn : 1))
+			return res;
+	}
+	return NULL;
+}
+
+/*
+ * Whether the duplicate READ @rd asks for what a kept READ asked, from
+ * one of its response PSNs on: the requester asking again for what it
+ * lacks.  Nothing else is answered again: a peer's one packet may not
+ * have the responder read and send what no READ asked for.
+ */
+static bool srnic_wresp_read_dup_ok(const struct srnic_wire_qp *w,
+				   const struct srnic_wire_read *rd)
+{
+	const struct srnic_wire_res *res = srnic_wresp_kept(w, rd->psn, true);
+	u64 skip;
+
+	if (!res || rd->rkey != res->rkey)
+		return false;
+	skip = (u64)srnic_psn_diff(rd->psn, res->psn) * w->mtu;
+	return rd->va == res->va + skip && rd->len <= res->len - skip;
+}
+
+/*
+ * A READ REQUEST with the expected PSN, or a duplicate (@dup): its first
+ * responses now, the rest by srnic_net_resp_reads(), SRNIC_VISIT_BYTES per
+ * visit, so that a READ of any length holds the engine no longer than
+ * that.  A refusal at the first byte is the answer (NAK, RNR); later, the
+ * requester's timer asks again.
  */
 static void srnic_wresp_read(struct srnic_engine *eng, struct srnic_qp *qp,
 			    const struct srnic_pkt *p, bool dup)
 {
 	const struct srnic_reth *reth = (const void *)p->next;
 	struct srnic_wire_qp *w = &qp->w;
-	struct srnic_reply rep = {};
-	struct srnic_msg m = {};
+	struct srnic_wire_read *rd = &w->rd;
 	enum srnic_resp r;
+	u32 npsn;
 
-	m.opcode = IB_UVERBS_WR_RDMA_READ;
-	m.raddr = be64_to_cpu(reth->va);
-	m.rkey = be32_to_cpu(reth->rkey);
-	m.len = be32_to_cpu(reth->len);
-	srnic_wresp_msg_init(qp, p, &m);
-	do {
-		m.plen = min_t(u64, m.len - m.off, SRNIC_PIECE);
-		r = srnic_resp_execute(eng, qp, &m, &rep);
-		srnic_resp_account(qp, &m, r);
-		if (r != SRNIC_RESP_OK) {
-			if (!m.off)
-				srnic_wresp_refuse(eng, qp, p, r);
-			else if (r == SRNIC_RESP_FAULT)
-				srnic_odp_fault_async(&eng->remote.fault, false);
-			return;
-		}
-		srnic_wresp_read_window(eng, qp, &m, p->psn);
-		srnic_sg_release(&eng->remote);
-		m.off += m.plen;
-	} while (m.off < m.len);
-	if (dup)
+	*rd = (struct srnic_wire_read){
+		.psn = p->psn,
+		.va = be64_to_cpu(reth->va),
+		.rkey = be32_to_cpu(reth->rkey),
+		.len = be32_to_cpu(reth->len),
+		.msn = dup ? w->msn : (w->msn + 1) & SRNIC_MSN_MASK,
+	};
+	if (dup && !srnic_wresp_read_dup_ok(w, rd))
 		return;
-	w->epsn = (p->psn + max_t(u32, 1, DIV_ROUND_UP(m.len, w->mtu))) &
-		  SRNIC_PSN_MASK;
-	w->msn = (w->msn + 1) & SRNIC_MSN_MASK;
+	/* Longer than a message may be: its PSNs would pass half the space. */
+	if (rd->len > SRNIC_MAX_MSG_SIZE) {
+		srnic_wresp_refuse(eng, qp, p, SRNIC_RESP_NAK_INV);
+		return;
+	}
+	r = srnic_wresp_read_more(eng, qp, SRNIC_VISIT_BYTES);
+	if (r != SRNIC_RESP_OK && !rd->off) {
+		srnic_wresp_refuse(eng, qp, p, r);
+		return;
+	}
+	if (r == SRNIC_RESP_FAULT)
+		srnic_odp_fault_async(&eng->remote.fault, false);
+	if (!dup) {
+		npsn = max_t(u32, 1, DIV_ROUND_UP(rd->len, w->mtu));
+		srnic_wresp_keep(w, &(struct srnic_wire_res){
+			.valid = true, .read = true, .psn = p->psn,
+			.npsn = npsn, .va = rd->va, .rkey = rd->rkey,
+			.len = rd->len });
+		w->epsn = (p->psn + npsn) & SRNIC_PSN_MASK;
+		w->msn = rd->msn;
+	}
+	if (rd->active)
+		xa_set_mark(&to_sdev(qp->ibqp.device)->qps, qp->qpn,
+			    SRNIC_QP_READING);
+}
+
+/*
+ * The READ of @qp going out: its next SRNIC_VISIT_BYTES.  False once it
+ * is over (sent, or stopped by an error), or the QP no longer answers.
+ */
+bool srnic_net_resp_read_next(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	struct srnic_wire_read *rd = &qp->w.rd;
+	int state = READ_ONCE(qp->state);
+
+	if (!rd->active)
+		return false;
+	if (state != IB_QPS_RTR && state != IB_QPS_RTS) {
+		rd->active = false;
+		return false;
+	}
+	if (srnic_wresp_read_more(eng, qp, SRNIC_VISIT_BYTES) ==
+	    SRNIC_RESP_FAULT)
+		srnic_odp_fault_async(&eng->remote.fault, false);
+	return rd->active;
 }
 
 /* An atomic's acknowledgement: the original value, or a plain ACK (ATOMIC WRITE). */
@@ -287,7 +410,7 @@ static void srnic_wresp_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 	struct srnic_msg m = {};
 	enum srnic_resp r;
 
-	srnic_wresp_msg_init(qp, p, &m);
+	srnic_wresp_msg_init(qp, &m);
 	if (write) {
 		const struct srnic_reth *reth = (const void *)p->next;
 
@@ -321,13 +444,10 @@ static void srnic_wresp_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	w->msn = (w->msn + 1) & SRNIC_MSN_MASK;
 	w->epsn = (p->psn + 1) & SRNIC_PSN_MASK;
-	if (!write) {
-		u8 i = w->atomic_next++ % SRNIC_ATOMIC_RES;
-
-		w->atomic_res[i].valid = true;
-		w->atomic_res[i].psn = p->psn;
-		w->atomic_res[i].orig = rep.orig;
-	}
+	if (!write)
+		srnic_wresp_keep(w, &(struct srnic_wire_res){
+			.valid = true, .psn = p->psn, .npsn = 1,
+			.orig = rep.orig });
 	srnic_wresp_atomic_ack(qp, p->psn, write, rep.orig);
 }
 
@@ -337,15 +457,10 @@ static void srnic_wresp_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
  */
 static void srnic_wresp_atomic_again(struct srnic_qp *qp, u32 psn)
 {
-	struct srnic_wire_qp *w = &qp->w;
-	unsigned int i;
+	const struct srnic_wire_res *res = srnic_wresp_kept(&qp->w, psn, false);
 
-	for (i = 0; i < SRNIC_ATOMIC_RES; i++)
-		if (w->atomic_res[i].valid && w->atomic_res[i].psn == psn) {
-			srnic_wresp_atomic_ack(qp, psn, false,
-					       w->atomic_res[i].orig);
-			return;
-		}
+	if (res)
+		srnic_wresp_atomic_ack(qp, psn, false, res->orig);
 }
 
 /*

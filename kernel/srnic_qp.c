@@ -92,6 +92,9 @@ static void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp)
 	qp->held_rwqe = NULL;
 	kvfree(qp->w.stage);
 	qp->w.stage = NULL;
+	kvfree(qp->w.res);
+	qp->w.res = NULL;
+	skb_queue_purge(&qp->w.held);
 	kfree(qp->rss);
 	qp->rss = NULL;
 }
@@ -103,6 +106,7 @@ int srnic_qp_init(struct srnic_qp *qp, bool receives)
 	mutex_init(&qp->lock);
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->w.lock);
+	skb_queue_head_init(&qp->w.held);
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->drained);
 	srnic_qp_fault_init(qp);
@@ -389,9 +393,13 @@ static int srnic_qp_resolve_path(struct srnic_qp *qp)
 	if (qp->peer_dev >= 0 || (qp->ibqp.qp_type != IB_QPT_RC &&
 				  qp->ibqp.qp_type != IB_QPT_UC))
 		return 0;
-	if (qp->ibqp.qp_type == IB_QPT_RC && !qp->w.stage) {
-		qp->w.stage = kvmalloc(SRNIC_PIECE, GFP_KERNEL);
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
 		if (!qp->w.stage)
+			qp->w.stage = kvmalloc(SRNIC_PIECE, GFP_KERNEL);
+		if (!qp->w.res)
+			qp->w.res = kvcalloc(SRNIC_MAX_QP_RD_ATOM,
+					     sizeof(*qp->w.res), GFP_KERNEL);
+		if (!qp->w.stage || !qp->w.res)
 			return -ENOMEM;
 	}
 	srnic_qp_wire_path(qp);
@@ -410,7 +418,11 @@ static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
 		w->msn = 0;
 		w->nak_sent = false;
 		w->rx_kind = 0;
-		memset(w->atomic_res, 0, sizeof(w->atomic_res));
+		w->rd.active = false;
+		if (w->res)
+			memset(w->res, 0,
+			       SRNIC_MAX_QP_RD_ATOM * sizeof(*w->res));
+		skb_queue_purge(&w->held);
 	} else {
 		w->psn = qp->attr.sq_psn;
 		w->out = false;

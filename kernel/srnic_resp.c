@@ -111,12 +111,6 @@ int srnic_resp_xrc_srq(struct srnic_qp *dst, u32 srqn, struct srnic_msg *m)
 	return 0;
 }
 
-static bool srnic_qp_receives(int state)
-{
-	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
-	       state == IB_QPS_SQD || state == IB_QPS_SQE;
-}
-
 /*
  * The SRQ a message to @qp takes its receive WQE from: the XRC SRQ it
  * names, the QP's SRQ, or NULL for the QP's own receive queue.

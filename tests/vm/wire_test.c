@@ -9,8 +9,17 @@
  * garbage.  A bad packet is dropped and counted, never delivered; a good
  * datagram sent after the bad ones (a sentinel: one QP's packets are
  * handled in order) arrives and is the first completion.
+ *
+ * Then the same peer as an RC requester (fixture rcw): srnic's RC QP is
+ * connected to it, a UDP socket in its namespace reads srnic's answers.
+ * Wrong PSNs, forged sources, lengths beyond the RETH, keys 0 and
+ * foreign, duplicates of what was never asked, READs too long or too
+ * large to answer at once.
  */
 #include <fcntl.h>
+#include <pthread.h>
+#include <poll.h>
+#include <endian.h>
 #include <sched.h>
 #include <arpa/inet.h>
 #include <netinet/ip.h>
@@ -76,14 +85,9 @@ struct dgram {
 	int bad_icrc;
 };
 
-static size_t build(uint8_t *b, const struct dgram *d)
+/* The IPv4 and UDP headers of a @len-byte packet from @saddr to @daddr, zeroed after. */
+static void put_ip_udp(uint8_t *b, const char *saddr, const char *daddr, size_t len)
 {
-	uint32_t pad = d->pad >= 0 ? (uint32_t)d->pad : (-d->len & 3);
-	uint32_t hdrs = 12 + 8 + (d->imm ? 4 : 0);
-	uint32_t l4 = 8 + hdrs + d->len + pad + 4;
-	size_t len = 20 + l4;
-	uint8_t *p;
-
 	memset(b, 0, len);
 	b[0] = 0x45;
 	b[2] = len >> 8;
@@ -93,12 +97,36 @@ static size_t build(uint8_t *b, const struct dgram *d)
 	b[6] = 0x40;			/* DF */
 	b[8] = 64;
 	b[9] = IPPROTO_UDP;
-	inet_pton(AF_INET, W_PEER, b + 12);
-	inet_pton(AF_INET, d->daddr ? d->daddr : W_ME, b + 16);
+	inet_pton(AF_INET, saddr, b + 12);
+	inet_pton(AF_INET, daddr, b + 16);
 	b[20] = 0xc0;			/* UDP source port 0xc001 */
 	b[21] = 0x01;
 	b[22] = 4791 >> 8;
 	b[23] = 4791 & 0xff;
+	b[24] = (len - 20) >> 8;
+	b[25] = (len - 20);
+}
+
+/* The ICRC into the last 4 bytes, little end first; @flip spoils it. */
+static void put_icrc(uint8_t *b, size_t len, uint32_t flip)
+{
+	uint32_t c = icrc(b, len) ^ flip;
+
+	b[len - 4] = c;
+	b[len - 3] = c >> 8;
+	b[len - 2] = c >> 16;
+	b[len - 1] = c >> 24;
+}
+
+static size_t build(uint8_t *b, const struct dgram *d)
+{
+	uint32_t pad = d->pad >= 0 ? (uint32_t)d->pad : (-d->len & 3);
+	uint32_t hdrs = 12 + 8 + (d->imm ? 4 : 0);
+	uint32_t l4 = 8 + hdrs + d->len + pad + 4;
+	size_t len = 20 + l4;
+	uint8_t *p;
+
+	put_ip_udp(b, W_PEER, d->daddr ? d->daddr : W_ME, len);
 	b[24] = (l4 + d->udp_len_delta) >> 8;
 	b[25] = (l4 + d->udp_len_delta);
 	p = b + 28;			/* BTH */
@@ -125,15 +153,7 @@ static size_t build(uint8_t *b, const struct dgram *d)
 		p += 4;
 	}
 	memset(p, d->fill, d->len);
-	{
-		uint32_t c = icrc(b, len) ^ (d->bad_icrc ? 1 : 0);
-
-		/* Little end first. */
-		b[len - 4] = c;
-		b[len - 3] = c >> 8;
-		b[len - 2] = c >> 16;
-		b[len - 1] = c >> 24;
-	}
+	put_icrc(b, len, d->bad_icrc ? 1 : 0);
 	return len - d->truncate;
 }
 
@@ -168,21 +188,26 @@ static int ipv4_gid_ready(const char *dev)
 	return !sh("%s", cmd);
 }
 
-FIXTURE_SETUP(wire)
+static void net_down(void)
 {
-	struct qp_opts o;
-	int self_ns, ns;
-
-	const char *me = variant->in_ns ? "ip netns exec " W_MY_NS " " : "";
-
 	sh("rdma link del " W_DEV " 2>/dev/null; ip link del " W_VETH "0 2>/dev/null;"
 	   " ip netns exec " W_MY_NS " ip link del " W_VETH "0 2>/dev/null;"
 	   " ip netns del " W_NS " 2>/dev/null; ip netns del " W_MY_NS " 2>/dev/null");
+}
+
+/*
+ * The veth pair, the peer's namespace, srnic's device on its end (in a
+ * namespace of its own with @in_ns), then the device opened.
+ */
+static void net_up(struct __test_metadata *_metadata, int in_ns, struct env *e)
+{
+	const char *me = in_ns ? "ip netns exec " W_MY_NS " " : "";
+
+	net_down();
 	ASSERT_EQ(0, sh("ip netns add " W_NS " && "
 			"ip link add " W_VETH "0 type veth peer name " W_VETH "1 && "
 			"ip link set " W_VETH "1 netns " W_NS));
-	self->made = 1;
-	if (variant->in_ns)
+	if (in_ns)
 		ASSERT_EQ(0, sh("ip netns add " W_MY_NS " && ip link set " W_VETH "0 netns "
 				W_MY_NS));
 	/*
@@ -196,23 +221,43 @@ FIXTURE_SETUP(wire)
 			NS "ip link set " W_VETH "1 up && "
 			"%srdma link add " W_DEV " type srnic netdev " W_VETH "0", me, me, me, me));
 	ASSERT_TRUE(wait_until(ipv4_gid_ready, W_DEV, 1, 10000));
-	ASSERT_EQ(0, env_open_dev(&self->e, W_DEV));
+	ASSERT_EQ(0, env_open_dev(e, W_DEV));
+}
+
+/* A socket made in the peer's namespace (it stays there), or -1. */
+static int peer_socket(int domain, int type, int proto)
+{
+	int self_ns = open("/proc/self/ns/net", O_RDONLY);
+	int ns = open("/var/run/netns/" W_NS, O_RDONLY);
+	int s = -1;
+
+	if (self_ns >= 0 && ns >= 0 && !setns(ns, CLONE_NEWNET)) {
+		s = socket(domain, type, proto);
+		if (setns(self_ns, CLONE_NEWNET)) {
+			close(s);
+			s = -1;
+		}
+	}
+	if (ns >= 0)
+		close(ns);
+	if (self_ns >= 0)
+		close(self_ns);
+	return s;
+}
+
+FIXTURE_SETUP(wire)
+{
+	struct qp_opts o;
+
+	net_up(_metadata, variant->in_ns, &self->e);
+	self->made = 1;
 	o = qp_defaults(&self->e, IBV_QPT_UD);
 	o.recv_wr = 256;
 	ASSERT_EQ(0, ep_create(&self->e, &o, &self->x));
 	ASSERT_EQ(0, ep_connect(&self->x, self->x.qp->qp_num));
 	for (int i = 0; i < 256; i++)
 		ASSERT_EQ(0, post_recv(&self->x, i, (size_t)i * 4096, 4096));
-	/* The raw socket is made in the peer's namespace and stays there. */
-	self_ns = open("/proc/self/ns/net", O_RDONLY);
-	ns = open("/var/run/netns/" W_NS, O_RDONLY);
-	ASSERT_LE(0, self_ns);
-	ASSERT_LE(0, ns);
-	ASSERT_EQ(0, setns(ns, CLONE_NEWNET));
-	self->raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
-	ASSERT_EQ(0, setns(self_ns, CLONE_NEWNET));
-	close(ns);
-	close(self_ns);
+	self->raw = peer_socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
 	ASSERT_LE(0, self->raw);
 }
 
@@ -223,8 +268,7 @@ FIXTURE_TEARDOWN(wire)
 	ep_destroy(&self->x);
 	env_close(&self->e);
 	if (self->made)
-		sh("rdma link del " W_DEV "; ip link del " W_VETH "0 2>/dev/null;"
-		   " ip netns del " W_NS "; ip netns del " W_MY_NS " 2>/dev/null");
+		net_down();
 }
 
 static struct dgram good(const struct ep *x, uint32_t len, uint8_t fill)
@@ -379,13 +423,9 @@ TEST_F(wire, random_garbage_survived)
 		/* Keep the IP and UDP headers (or it is not ours); spoil the rest. */
 		for (k = 0; k < 1 + (size_t)rand() % 8; k++)
 			b[28 + rand() % (len - 28)] = rand();
-		if (rand() % 2) {
-			uint32_t c = icrc(b, len);
-
-			/* Half of them with a right ICRC: parsed further. */
-			b[len - 4] = c, b[len - 3] = c >> 8;
-			b[len - 2] = c >> 16, b[len - 1] = c >> 24;
-		}
+		/* Half of them with a right ICRC: parsed further. */
+		if (rand() % 2)
+			put_icrc(b, len, 0);
 		if (rand() % 4 == 0)
 			len -= rand() % (len - 28);
 		sent += sendto(self->raw, b, len, 0, (struct sockaddr *)&to, sizeof(to)) ==
@@ -407,6 +447,579 @@ TEST_F(wire, random_garbage_survived)
 		    all_eq(self->x.buf + wc.wr_id * 4096 + 40, 64, 0x5e) == -1)
 			break;
 	}
+}
+
+
+/* ---- a hostile RC requester ---- */
+
+#define W_PQPN 0x00abcdu	/* the peer's QPN, to which srnic's QP is connected */
+#define W_PSN 0x100u		/* ep_connect()'s PSNs */
+#define W_BUF (16u * MiB)
+
+enum {
+	OP_SEND_FIRST = 0x00, OP_SEND_MIDDLE = 0x01, OP_SEND_LAST = 0x02,
+	OP_SEND_ONLY = 0x04, OP_WRITE_FIRST = 0x06, OP_WRITE_ONLY = 0x0a,
+	OP_WRITE_MIDDLE = 0x07, OP_READ_REQ = 0x0c, OP_READ_FIRST = 0x0d,
+	OP_READ_MIDDLE = 0x0e, OP_READ_LAST = 0x0f, OP_READ_ONLY = 0x10,
+	OP_ACK = 0x11,
+	SYN_ACK = 0x00, SYN_NAK_SEQ = 0x60, SYN_NAK_INV = 0x61, SYN_NAK_ACCESS = 0x62,
+};
+
+/* A request packet from the peer; tests spoil one field at a time. */
+struct rcpkt {
+	uint8_t opcode;
+	uint32_t psn;
+	int ackreq;
+	uint8_t ext[16];		/* RETH */
+	uint32_t ext_len;
+	uint32_t len;			/* payload */
+	uint8_t fill;
+	const char *saddr;		/* NULL: the peer's */
+};
+
+static struct rcpkt rc_send(uint32_t psn, uint32_t len, uint8_t fill)
+{
+	return (struct rcpkt){ .opcode = OP_SEND_ONLY, .psn = psn, .ackreq = 1,
+			       .len = len, .fill = fill };
+}
+
+/* @op with a RETH for @len bytes at @va through @rkey. */
+static struct rcpkt rc_reth(uint8_t op, uint32_t psn, uint64_t va, uint32_t rkey,
+			    uint32_t len)
+{
+	struct rcpkt r = { .opcode = op, .psn = psn, .ackreq = 1, .ext_len = 16 };
+	uint64_t bva = htobe64(va);
+	uint32_t brkey = htonl(rkey), blen = htonl(len);
+
+	memcpy(r.ext, &bva, 8);
+	memcpy(r.ext + 8, &brkey, 4);
+	memcpy(r.ext + 12, &blen, 4);
+	return r;
+}
+
+static size_t build_rc(uint8_t *b, const struct rcpkt *r, uint32_t dqpn)
+{
+	uint32_t pad = -r->len & 3;
+	size_t len = 20 + 8 + 12 + r->ext_len + r->len + pad + 4;
+	uint8_t *p = b + 28;
+
+	put_ip_udp(b, r->saddr ? r->saddr : W_PEER, W_ME, len);
+	p[0] = r->opcode;
+	p[1] = pad << 4;
+	p[2] = p[3] = 0xff;
+	p[5] = dqpn >> 16;
+	p[6] = dqpn >> 8;
+	p[7] = dqpn;
+	p[8] = r->ackreq ? 0x80 : 0;
+	p[9] = r->psn >> 16;
+	p[10] = r->psn >> 8;
+	p[11] = r->psn;
+	memcpy(p + 12, r->ext, r->ext_len);
+	memset(p + 12 + r->ext_len, r->fill, r->len);
+	put_icrc(b, len, 0);
+	return len;
+}
+
+/* An answer from srnic: its opcode, PSN, AETH syndrome and payload. */
+struct answer {
+	uint8_t op, syn;
+	uint32_t psn, msn, plen;
+	const uint8_t *payload;
+	uint8_t b[4096];
+};
+
+FIXTURE(rcw) {
+	struct env e;
+	struct ep x;
+	int raw, ans;
+	int made;
+};
+
+/* srnic's IPv4 GID, which the QP's path takes as its source. */
+static int ipv4_gid(struct env *e)
+{
+	union ibv_gid g;
+	uint8_t me[4];
+
+	inet_pton(AF_INET, W_ME, me);
+	for (int i = 0; i < 16; i++)
+		if (!ibv_query_gid(e->ctx, 1, i, &g) && g.raw[10] == 0xff &&
+		    g.raw[11] == 0xff && !memcmp(g.raw + 12, me, 4)) {
+			e->gid_idx = i;
+			e->gid = g;
+			return 0;
+		}
+	return -1;
+}
+
+/* srnic's RC QP connected to the peer's QPN at its address, its receive queue full. */
+static void rc_connect(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self)
+{
+	static union ibv_gid peer = { .raw = { [10] = 0xff, [11] = 0xff } };
+	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
+
+	inet_pton(AF_INET, W_PEER, peer.raw + 12);
+	o.buf_len = W_BUF;
+	ASSERT_EQ(0, ep_create(&self->e, &o, &self->x));
+	self->x.dgid = &peer;
+	ASSERT_EQ(0, ep_connect(&self->x, W_PQPN));
+	for (int k = 0; k < 32; k++)
+		ASSERT_EQ(0, post_recv(&self->x, k, (size_t)k * 4096, 4096));
+}
+
+FIXTURE_SETUP(rcw)
+{
+	struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons(4791) };
+	int big = 64 << 20;
+
+	net_up(_metadata, 0, &self->e);
+	self->made = 1;
+	ASSERT_EQ(0, ipv4_gid(&self->e));
+	rc_connect(_metadata, self);
+	self->raw = peer_socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	ASSERT_LE(0, self->raw);
+	/* srnic's answers, to the peer's UDP port 4791 (no rxe in that namespace). */
+	self->ans = peer_socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_LE(0, self->ans);
+	ASSERT_EQ(0, setsockopt(self->ans, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)));
+	inet_pton(AF_INET, W_PEER, &at.sin_addr);
+	ASSERT_EQ(0, bind(self->ans, (struct sockaddr *)&at, sizeof(at)));
+}
+
+FIXTURE_TEARDOWN(rcw)
+{
+	if (self->raw > 0)
+		close(self->raw);
+	if (self->ans > 0)
+		close(self->ans);
+	ep_destroy(&self->x);
+	env_close(&self->e);
+	if (self->made)
+		net_down();
+}
+
+static int rc_send_pkt(FIXTURE_DATA(rcw) *self, const struct rcpkt *r)
+{
+	static uint8_t b[9000];
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	size_t len = build_rc(b, r, self->x.qp->qp_num);
+
+	inet_pton(AF_INET, W_ME, &to.sin_addr);
+	return sendto(self->raw, b, len, 0, (struct sockaddr *)&to, sizeof(to)) ==
+		       (ssize_t)len ? 0 : -1;
+}
+
+/* srnic's next answer within @ms, parsed into @a; -1 if none came. */
+static int next_answer(int s, struct answer *a, int ms)
+{
+	struct pollfd pfd = { .fd = s, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&pfd, 1, ms) != 1)
+		return -1;
+	n = recv(s, a->b, sizeof(a->b), 0);
+	if (n < 12 + 4)
+		return -1;
+	a->op = a->b[0];
+	a->psn = (uint32_t)a->b[9] << 16 | a->b[10] << 8 | a->b[11];
+	a->syn = 0xff;
+	a->payload = a->b + 12;
+	if (a->op == OP_ACK || a->op == OP_READ_FIRST || a->op == OP_READ_LAST ||
+	    a->op == OP_READ_ONLY) {
+		if (n < 12 + 4 + 4)
+			return -1;
+		a->syn = a->b[12];
+		a->msn = (uint32_t)a->b[13] << 16 | a->b[14] << 8 | a->b[15];
+		a->payload += 4;
+	}
+	a->plen = a->b + n - 4 - (a->b[1] >> 4 & 3) - a->payload;
+	return 0;
+}
+
+/* The next answer is an ACKNOWLEDGE with @syn for @psn. */
+static void expect_ack(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+		       uint8_t syn, uint32_t psn)
+{
+	struct answer a;
+
+	ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("no answer for PSN %#x", psn);
+	EXPECT_EQ(OP_ACK, a.op);
+	EXPECT_EQ(psn, a.psn);
+	if (syn == SYN_ACK) {
+		EXPECT_EQ(0, a.syn >> 5) TH_LOG("syndrome %#x", a.syn);
+	} else {
+		EXPECT_EQ(syn, a.syn);
+	}
+}
+
+/* Nothing more from srnic for QUIET_MS. */
+static void expect_no_answer(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self)
+{
+	struct answer a;
+
+	EXPECT_EQ(-1, next_answer(self->ans, &a, QUIET_MS))
+		TH_LOG("unexpected answer %#x for PSN %#x", a.op, a.psn);
+}
+
+/* The next receive completion is the SEND filled with @fill, of @len bytes. */
+static void expect_recv(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			uint32_t len, uint8_t fill)
+{
+	struct ibv_wc wc;
+
+	ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+	EXPECT_EQ(len, wc.byte_len);
+	EXPECT_EQ(-1, all_eq(self->x.buf + wc.wr_id * 4096, len, fill));
+	ASSERT_EQ(0, post_recv(&self->x, wc.wr_id, wc.wr_id * 4096, 4096));
+}
+
+static void expect_no_recv(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self)
+{
+	struct ibv_wc wc;
+
+	EXPECT_EQ(0, poll_one(self->x.cq, &wc, QUIET_MS));
+}
+
+/* A SEND from the connected peer: delivered and acknowledged, once; its duplicate re-ACKed. */
+TEST_F(rcw, send_delivered_duplicate_acked_again)
+{
+	struct rcpkt r = rc_send(W_PSN, 100, 0x31);
+
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	expect_recv(_metadata, self, 100, 0x31);
+	expect_ack(_metadata, self, SYN_ACK, W_PSN);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	expect_ack(_metadata, self, SYN_ACK, W_PSN);
+	expect_no_recv(_metadata, self);
+	r = rc_send(W_PSN + 1, 8, 0x32);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	expect_recv(_metadata, self, 8, 0x32);
+	expect_ack(_metadata, self, SYN_ACK, W_PSN + 1);
+}
+
+/* From another address, or to a QP not connected to the peer: dropped, the QP unmoved. */
+TEST_F(rcw, forged_source_dropped)
+{
+	struct rcpkt r = rc_send(W_PSN, 64, 0x66);
+	long long drop0 = counter("rx_dropped");
+
+	r.saddr = "10.77.0.3";
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	expect_no_recv(_metadata, self);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
+	for (int t = 0; t < 2000 && counter("rx_dropped") == drop0; t++)
+		usleep(1000);
+	EXPECT_EQ(1, counter("rx_dropped") - drop0);
+	/* The right peer, the same PSN: its SEND is the first thing delivered. */
+	r = rc_send(W_PSN, 64, 0x67);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	expect_recv(_metadata, self, 64, 0x67);
+	expect_ack(_metadata, self, SYN_ACK, W_PSN);
+}
+
+/* PSNs ahead of the expected one: one sequence NAK for the gap, nothing delivered. */
+TEST_F(rcw, psn_gap_one_nak)
+{
+	for (uint32_t i = 0; i < 3; i++) {
+		struct rcpkt r = rc_send(W_PSN + 5 + i, 16, 0x70);
+
+		ASSERT_EQ(0, rc_send_pkt(self, &r));
+	}
+	expect_ack(_metadata, self, SYN_NAK_SEQ, W_PSN);
+	expect_no_answer(_metadata, self);
+	expect_no_recv(_metadata, self);
+	/* A PSN far ahead, behind by the PSN space's half: a duplicate, nothing executed. */
+	{
+		struct rcpkt r = rc_send((W_PSN + (1u << 23) + 1) & 0xffffff, 16, 0x71);
+
+		ASSERT_EQ(0, rc_send_pkt(self, &r));
+		expect_no_recv(_metadata, self);
+	}
+	{
+		struct rcpkt r = rc_send(W_PSN, 16, 0x72);
+
+		ASSERT_EQ(0, rc_send_pkt(self, &r));
+	}
+	expect_recv(_metadata, self, 16, 0x72);
+}
+
+/*
+ * Bad request @i against srnic's buffer at @va, @rkey: the packet, the
+ * NAK it earns, and what it is; false past the last.
+ */
+static bool bad_request(int i, uint64_t va, uint32_t rkey, uint32_t mtu, struct rcpkt *r,
+			uint8_t *syn, const char **what)
+{
+	*syn = SYN_NAK_INV;
+	switch (i) {
+	case 0:
+		*r = rc_reth(OP_WRITE_ONLY, W_PSN, va, rkey, 16);
+		*what = "WRITE payload over its RETH";
+		break;
+	case 1:
+		*r = rc_reth(OP_WRITE_ONLY, W_PSN, va, 0, 64);
+		*syn = SYN_NAK_ACCESS, *what = "WRITE with rkey 0";
+		break;
+	case 2:
+		*r = rc_reth(OP_WRITE_ONLY, W_PSN, va, rkey ^ 0x100, 64);
+		*syn = SYN_NAK_ACCESS, *what = "WRITE with no such rkey";
+		break;
+	case 3:
+		*r = rc_reth(OP_WRITE_ONLY, W_PSN, va + W_BUF, rkey, 64);
+		*syn = SYN_NAK_ACCESS, *what = "WRITE past the MR";
+		break;
+	case 4:
+		*r = rc_reth(OP_WRITE_ONLY, W_PSN, va, rkey, 0xffffffffu);
+		*what = "WRITE ONLY whose RETH says more than it carries";
+		break;
+	case 5:
+		*r = (struct rcpkt){ .opcode = OP_WRITE_MIDDLE, .psn = W_PSN, .ackreq = 1 };
+		*what = "WRITE MIDDLE without FIRST";
+		break;
+	case 6:
+		*r = (struct rcpkt){ .opcode = OP_SEND_MIDDLE, .psn = W_PSN, .ackreq = 1 };
+		*what = "SEND MIDDLE without FIRST";
+		break;
+	case 7:
+		*r = rc_send(W_PSN, mtu + 4, 0x11);
+		*what = "SEND ONLY over the path MTU";
+		break;
+	case 8:
+		*r = rc_reth(OP_WRITE_FIRST, W_PSN, va, rkey, 4 * mtu);
+		r->len = mtu - 4;
+		*what = "WRITE FIRST shorter than the path MTU";
+		return true;
+	case 9:
+		*r = rc_reth(OP_READ_REQ, W_PSN, va, rkey, 0x80000001u);
+		r->len = 0;
+		*what = "READ longer than a message may be";
+		return true;
+	case 10:
+		*r = rc_reth(OP_READ_REQ, W_PSN, va, 0, 64);
+		r->len = 0;
+		*syn = SYN_NAK_ACCESS, *what = "READ with rkey 0";
+		return true;
+	default:
+		return false;
+	}
+	if (!r->len)
+		r->len = 64;
+	r->fill = 0xee;
+	return true;
+}
+
+/*
+ * Requests that overrun their RETH, name key 0 or no key, land outside
+ * the region, come out of their message's order or over the path MTU:
+ * refused with the NAK the spec gives, nothing written or delivered, the
+ * QP in error afterwards (as any RC responder after such a NAK).
+ */
+TEST_F(rcw, bad_requests_refused)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu);
+	const char *what;
+	struct rcpkt r;
+	uint8_t syn;
+
+	for (int i = 0; bad_request(i, (uintptr_t)self->x.buf + 64 * 4096, self->x.mr->rkey,
+				    mtu, &r, &syn, &what); i++) {
+		TH_LOG("%s", what);
+		memset(self->x.buf + 64 * 4096, 0, 8192);
+		ASSERT_EQ(0, rc_send_pkt(self, &r));
+		expect_ack(_metadata, self, syn, W_PSN);
+		expect_no_answer(_metadata, self);
+		EXPECT_TRUE(wait_state(self->x.qp, IBV_QPS_ERR, WC_MS));
+		EXPECT_EQ(-1, all_eq(self->x.buf + 64 * 4096, 8192, 0)) TH_LOG("memory written");
+		ep_destroy(&self->x);
+		rc_connect(_metadata, self);
+	}
+}
+
+/*
+ * A SEND of five MTU packets into a 4 KiB receive buffer: refused at the
+ * packet that shows it cannot fit (the MIDDLE that fills the buffer: more
+ * must follow), its receive WQE completed in error, the QP in error and
+ * silent afterwards.
+ */
+TEST_F(rcw, send_over_receive_buffer)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu);
+	uint32_t n = 4096 / mtu + 1;
+	struct ibv_wc wc;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct rcpkt r = rc_send(W_PSN + i, mtu, 0x44);
+
+		r.opcode = !i ? OP_SEND_FIRST : i + 1 < n ? OP_SEND_MIDDLE : OP_SEND_LAST;
+		r.ackreq = i + 1 == n;
+		ASSERT_EQ(0, rc_send_pkt(self, &r));
+	}
+	expect_ack(_metadata, self, SYN_NAK_INV, W_PSN + n - 2);
+	ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
+	EXPECT_NE(IBV_WC_SUCCESS, wc.status);
+	EXPECT_TRUE(wait_state(self->x.qp, IBV_QPS_ERR, WC_MS));
+	expect_no_answer(_metadata, self);
+}
+
+/* The bytes of srnic's buffer that READs fetch: each from its offset. */
+static uint8_t rd_byte(size_t off)
+{
+	return (uint8_t)(off * 7 + (off >> 10));
+}
+
+/* What a reader of READ responses saw: PSNs in order, bytes right, times. */
+struct rd_seen {
+	int s;
+	uint32_t psn, npsn, mtu;
+	size_t off;			/* of the first byte asked for */
+	uint32_t got, bad;
+	uint64_t first_us, last_us;
+	int ack_after;			/* the SEND's ACK came after the last response */
+	uint32_t ack_psn;
+};
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000ull + ts.tv_nsec / 1000;
+}
+
+static void *rd_reader(void *arg)
+{
+	struct rd_seen *r = arg;
+	static struct answer a;
+
+	while (!next_answer(r->s, &a, WC_MS)) {
+		if (a.op == OP_ACK) {
+			r->ack_after = r->got == r->npsn && a.psn == r->ack_psn;
+			break;
+		}
+		if (a.op < OP_READ_FIRST || a.op > OP_READ_ONLY ||
+		    a.psn != ((r->psn + r->got) & 0xffffff) || a.plen > r->mtu) {
+			r->bad++;
+			continue;
+		}
+		for (uint32_t j = 0; j < a.plen; j++)
+			if (a.payload[j] != rd_byte(r->off + (size_t)r->got * r->mtu + j)) {
+				r->bad++;
+				break;
+			}
+		r->last_us = now_us();
+		if (!r->got++)
+			r->first_us = r->last_us;
+		if (r->got == r->npsn && !r->ack_psn)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * A READ of 8 MiB from the peer: its responses go out in parts, the
+ * device's other QPs served between them (a loopback pair's WRITEs
+ * complete while they go out), every byte right and in PSN order; a SEND
+ * that came after it waits for it, and is then delivered and acknowledged.
+ * (The pair shares the READ's engine thread when the device has one, as
+ * it has on two CPUs.)
+ */
+TEST_F(rcw, long_read_in_parts_others_served)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), len = 8 * MiB;
+	struct rd_seen seen = { .s = self->ans, .psn = W_PSN, .mtu = mtu,
+				.npsn = len / mtu, .ack_psn = W_PSN + len / mtu };
+	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
+	uint64_t t_end[4096], until = now_ms() + 60000;
+	struct ep va, vb;
+	struct rcpkt r;
+	pthread_t th;
+	int n = 0, inside = 0, delivered = 0;
+
+	for (size_t i = 0; i < len; i++)
+		self->x.buf[i] = rd_byte(i);
+	o.buf_len = 64 * KiB;
+	ASSERT_EQ(0, pair_make(&self->e, &o, &o, &va, &vb));
+	ASSERT_EQ(0, pthread_create(&th, NULL, rd_reader, &seen));
+	r = rc_reth(OP_READ_REQ, W_PSN, (uintptr_t)self->x.buf, self->x.mr->rkey, len);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	r = rc_send(W_PSN + len / mtu, 32, 0x55);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	/* WRITEs on the loopback pair, one at a time, until the SEND is delivered. */
+	for (struct ibv_wc wc; !delivered && now_ms() < until;) {
+		ASSERT_EQ(IBV_WC_SUCCESS, rdma_op(&va, IBV_WR_RDMA_WRITE, 0, 8,
+						  (uintptr_t)vb.buf, vb.mr->rkey, 0));
+		if (n < 4096)
+			t_end[n++] = now_us();
+		if (poll_one(self->x.cq, &wc, 0) == 1) {
+			ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+			EXPECT_EQ(32u, wc.byte_len);
+			delivered = 1;
+		}
+	}
+	pthread_join(th, NULL);
+	EXPECT_TRUE(delivered);
+	ep_destroy(&va);
+	ep_destroy(&vb);
+	for (int i = 0; i < n; i++)
+		inside += t_end[i] > seen.first_us && t_end[i] < seen.last_us;
+	TH_LOG("%u responses in %llu us, %d of %d loopback WRITEs done meanwhile",
+	       seen.got, (unsigned long long)(seen.last_us - seen.first_us), inside, n);
+	EXPECT_EQ(seen.npsn, seen.got);
+	EXPECT_EQ(0u, seen.bad);
+	EXPECT_TRUE(seen.ack_after) TH_LOG("the SEND's ACK did not follow the READ");
+	EXPECT_LE(8, inside) TH_LOG("the READ held the engine");
+}
+
+/*
+ * Duplicate READs: one asking again for the rest of a READ that came is
+ * answered from memory; one asking for more than that READ, another key or
+ * an offset its PSN does not match is not answered at all.
+ */
+TEST_F(rcw, duplicate_read_only_within_kept)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), len = 4 * mtu;
+	uint64_t va = (uintptr_t)self->x.buf;
+	uint32_t rkey = self->x.mr->rkey;
+	struct rd_seen seen = { .s = self->ans, .mtu = mtu };
+	struct rcpkt bad[] = {
+		rc_reth(OP_READ_REQ, W_PSN, va, rkey, 1 * MiB),
+		rc_reth(OP_READ_REQ, W_PSN, va, rkey ^ 0x100, len),
+		rc_reth(OP_READ_REQ, W_PSN + 1, va, rkey, len - mtu),
+		rc_reth(OP_READ_REQ, W_PSN + 1, va + mtu, rkey, len),
+		rc_reth(OP_READ_REQ, W_PSN - 1, va, rkey, mtu),
+	};
+	struct rcpkt r;
+
+	for (size_t i = 0; i < W_BUF / 4; i++)
+		self->x.buf[i] = rd_byte(i);
+	r = rc_reth(OP_READ_REQ, W_PSN, va, rkey, len);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	seen.psn = W_PSN, seen.npsn = 4;
+	rd_reader(&seen);
+	EXPECT_EQ(4u, seen.got);
+	EXPECT_EQ(0u, seen.bad);
+	/* Again from its second response: three responses, from the second PSN. */
+	r = rc_reth(OP_READ_REQ, W_PSN + 1, va + mtu, rkey, len - mtu);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	memset(&seen, 0, sizeof(seen));
+	seen = (struct rd_seen){ .s = self->ans, .mtu = mtu, .psn = W_PSN + 1, .npsn = 3,
+				 .off = mtu };
+	rd_reader(&seen);
+	EXPECT_EQ(3u, seen.got);
+	EXPECT_EQ(0u, seen.bad);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		TH_LOG("duplicate %zu", i);
+		ASSERT_EQ(0, rc_send_pkt(self, &bad[i]));
+		expect_no_answer(_metadata, self);
+	}
+	/* The connection goes on. */
+	r = rc_send(W_PSN + 4, 16, 0x21);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	expect_recv(_metadata, self, 16, 0x21);
+	expect_ack(_metadata, self, SYN_ACK, W_PSN + 4);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
 }
 
 TEST_HARNESS_MAIN
