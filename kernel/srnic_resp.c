@@ -270,7 +270,12 @@ bool srnic_recv_available(struct srnic_qp *qp, const struct srnic_msg *m)
 		       READ_ONCE(qp->rq_cons);
 }
 
-/* A receive completion with an error: the destination QP goes to error. */
+/*
+ * A receive completion with an error: the destination QP goes to error.
+ * Under the RQ's lock, which the flush the error brings takes too: this
+ * WQE's completion comes before those of the WQEs flushed after it (the
+ * QP's engine, woken on another CPU, flushed them first once).
+ */
 static void srnic_recv_fail(struct srnic_qp *dst, struct srnic_srq *srq,
 			    u64 wr_id, enum ib_wc_status status)
 {
@@ -279,8 +284,10 @@ static void srnic_recv_fail(struct srnic_qp *dst, struct srnic_srq *srq,
 		.qp_num = dst->qpn,
 	};
 
+	spin_lock(&dst->rq_lock);
 	srnic_qp_set_error(dst);
 	srnic_qp_recv_cqe(dst, srq, &cqe, false);
+	spin_unlock(&dst->rq_lock);
 }
 
 /* The held receive WQE's buffer cannot be faulted in: it fails. */
