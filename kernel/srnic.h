@@ -103,6 +103,13 @@
  */
 #define SRNIC_WIRE_MIN_TIMEOUT	14
 #define SRNIC_WIRE_MAX_BACKOFF	3
+/*
+ * SENDs and WRITEs of an RC QP on the wire in flight behind the piece that
+ * waits for its ACK: at most this many pieces and bytes (struct
+ * srnic_wire_qp: ahead).
+ */
+#define SRNIC_WIRE_WINDOW	32
+#define SRNIC_WIRE_WINDOW_BYTES	SZ_1M
 /* Tag matching SRQs: tag list entries, SGEs per tag, rendezvous header. */
 #define SRNIC_TM_MAX_TAGS	256
 #define SRNIC_TM_MAX_SGE	1
@@ -501,6 +508,23 @@ struct srnic_wq {
  * the WQE stays in the user ring meanwhile and is fetched again for the
  * answer or a retransmission.  READ data wait in @stage, one piece.
  */
+/*
+ * A piece an RC requester sent ahead on the wire, and the answer that came
+ * for it before it reached the head (a NAK naming one of its PSNs).
+ */
+struct srnic_wire_piece {
+	u32 idx;			/* its WQE's index in the send queue */
+	u64 off;			/* its offset in the message */
+	u32 len;
+	u8 op;
+	u32 first, last;		/* its PSNs */
+	unsigned long sent;		/* jiffies */
+	bool answered;
+	u8 ans;				/* enum srnic_resp */
+	u32 nak_psn;
+	u32 rnr_usec;
+};
+
 /* A READ or atomic the wire responder executed (SRNIC_MAX_QP_RD_ATOM kept). */
 struct srnic_wire_res {
 	bool valid;
@@ -543,6 +567,19 @@ struct srnic_wire_qp {
 	u32 rd_next;			/* READ: the next response's PSN */
 	u32 rd_bytes;			/* ... the bytes staged */
 	u8 *stage;			/* ... SRNIC_PIECE bytes, RC only */
+	/*
+	 * The pieces after @out's, sent ahead of its answer (SENDs and
+	 * WRITEs only, none past a READ or atomic): a ring of
+	 * SRNIC_WIRE_WINDOW, RC only, oldest first; where the next goes
+	 * from (@next_idx, @next_off); @una, the oldest PSN not known to be
+	 * received.  Under @lock.
+	 */
+	struct srnic_wire_piece *ahead;
+	u8 ahead_head, ahead_n;
+	u32 ahead_bytes;
+	u32 next_idx;
+	u64 next_off;
+	u32 una;
 	/* Responder, run by the QP's engine thread only. */
 	u32 epsn;			/* the PSN expected next */
 	u32 msn;			/* messages completed */

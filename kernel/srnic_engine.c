@@ -509,10 +509,11 @@ static int srnic_engine_show(struct seq_file *m, void *unused)
 			   srnic_qp_engine(qp->qpn, s->nthreads));
 	xa_for_each(&sdev->qps, idx, qp)
 		if (READ_ONCE(qp->xport) == &srnic_wire)
-			seq_printf(m, "wire %u psn %u out %d first %u last %u answered %d epsn %u msn %u rx %u nak %d\n",
+			seq_printf(m, "wire %u psn %u out %d first %u last %u answered %d ahead %u una %u epsn %u msn %u rx %u nak %d\n",
 				   qp->qpn, qp->w.psn, qp->w.out,
 				   qp->w.out_first, qp->w.out_last,
-				   qp->w.answered, qp->w.epsn, qp->w.msn,
+				   qp->w.answered, qp->w.ahead_n, qp->w.una,
+				   qp->w.epsn, qp->w.msn,
 				   qp->w.rx_kind, qp->w.nak_sent);
 	xa_unlock(&sdev->qps);
 	return 0;

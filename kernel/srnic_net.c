@@ -579,6 +579,8 @@ const struct srnic_transport srnic_wire = {
 	.request = srnic_wire_request,
 	.reply_done = srnic_wire_reply_done,
 	.batch_end = srnic_wire_batch_end,
+	.ahead_pos = srnic_net_req_ahead_pos,
+	.ahead = srnic_net_req_ahead,
 };
 
 /* ---- the hooks, in every namespace ---- */

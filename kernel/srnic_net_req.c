@@ -6,13 +6,23 @@
  * A piece (srnic_req.c, at most SRNIC_PIECE bytes) leaves as its packets,
  * each of at most the path MTU, the last one asking for an acknowledgement
  * (RC); the requester then waits for the answer (srnic_transport.h:
- * PENDING), stop and wait.  The WQE stays in the user ring meanwhile, so
- * when the answer arrives, or the timer runs out, the requester fetches and
- * checks it again and asks again: the answer recorded here is handed over
- * (an ACK, an RNR or error NAK, READ data staged in the QP, an atomic's
- * original value), or the piece goes again from its first PSN.  A PSN
- * sequence NAK ends the wait at once.  The retry policy is the
- * completer's (srnic_comp_answer), as for the loopback.
+ * PENDING).  The WQE stays in the user ring meanwhile, so when the answer
+ * arrives, or the timer runs out, the requester fetches and checks it again
+ * and asks again: the answer recorded here is handed over (an ACK, an RNR
+ * or error NAK, READ data staged in the QP, an atomic's original value), or
+ * the piece goes again from its first PSN.  A PSN sequence NAK ends the
+ * wait at once.  The retry policy is the completer's (srnic_comp_answer),
+ * as for the loopback.
+ *
+ * The window: while the piece at the head waits, the SENDs and WRITEs after
+ * it go ahead (srnic_send_ahead), SRNIC_WIRE_WINDOW pieces and
+ * SRNIC_WIRE_WINDOW_BYTES at most, none past a READ or atomic (their
+ * answers land in the QP's one stage), so FENCE and max_rd_atomic hold
+ * without more.  Each is recorded (struct srnic_wire_piece); when the
+ * head's WQE is done and the requester asks for the next piece, the first
+ * one ahead becomes the head with what is known of it: received (a later
+ * ACK covers it), or a NAK that named it.  Go-back-N: a NAK or a timeout
+ * forgets the pieces after the one it names; they go again, same PSNs.
  *
  * Answers arrive on the QP's engine thread (srnic_net.c queues a packet by
  * its destination QP), while the requester may run in a doorbell call: the
@@ -87,17 +97,16 @@ static u32 srnic_req_ext(const struct srnic_msg *m, u8 op, u8 *ext)
 }
 
 /*
- * The packets of a SEND or WRITE piece, a PSN each from the piece's first;
- * those before @from were received already.
+ * The packets of a SEND or WRITE piece, a PSN each from the piece's first,
+ * @psn; those before @from were received already.
  */
 static void srnic_req_send_data(struct srnic_qp *qp, const struct srnic_msg *m,
-			       struct srnic_txp *t, u32 from)
+			       struct srnic_txp *t, u32 psn, u32 from)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
-	u32 n = srnic_psn_diff(from, qp->w.out_first), mtu = qp->w.mtu;
+	u32 n = srnic_psn_diff(from, psn), mtu = qp->w.mtu;
 	u64 off = m->off + (u64)n * mtu, end = m->off + m->plen;
 	u8 ext[sizeof(struct srnic_reth) + 4];
-	u32 psn = qp->w.out_first;
 	bool last;
 
 	t->payload = m->payload;
@@ -177,6 +186,65 @@ static void srnic_req_send_atomic(struct srnic_qp *qp, const struct srnic_msg *m
 	srnic_net_xmit(to_sdev(qp->ibqp.device), t);
 }
 
+/* The @i-th piece sent ahead, oldest first. */
+static struct srnic_wire_piece *srnic_req_ahead_at(struct srnic_wire_qp *w,
+						   u32 i)
+{
+	return &w->ahead[(w->ahead_head + i) % SRNIC_WIRE_WINDOW];
+}
+
+/*
+ * Forgets the pieces sent ahead from the @i-th on: they go again, with the
+ * same PSNs, from the first of them.  Under w->lock.
+ */
+static void srnic_req_cut(struct srnic_wire_qp *w, u32 i)
+{
+	const struct srnic_wire_piece *p;
+
+	if (i >= w->ahead_n)
+		return;
+	p = srnic_req_ahead_at(w, i);
+	w->psn = p->first;
+	w->next_idx = p->idx;
+	w->next_off = p->off;
+	while (w->ahead_n > i)
+		w->ahead_bytes -= srnic_req_ahead_at(w, --w->ahead_n)->len;
+}
+
+/* Every PSN up to @psn was received (an ACK, or a NAK for the next). */
+static void srnic_req_acked(struct srnic_wire_qp *w, u32 psn)
+{
+	u32 next = (psn + 1) & SRNIC_PSN_MASK;
+
+	if (srnic_psn_diff(next, w->una) > 0 &&
+	    srnic_psn_diff(next, w->psn) <= 0)
+		w->una = next;
+}
+
+/* READ and atomics answer with their data, which lands in the QP's one stage. */
+static bool srnic_req_is_reply_op(u8 op)
+{
+	return op == IB_UVERBS_WR_RDMA_READ || srnic_opcode_is_atomic(op);
+}
+
+/* ... of those, all but ATOMIC WRITE, which an ACK answers. */
+static bool srnic_req_acked_by_response(u8 op)
+{
+	return srnic_req_is_reply_op(op) && op != SRNIC_WR_ATOMIC_WRITE;
+}
+
+/*
+ * Whether a piece may go ahead now: the head waits for its ACK (no NAK
+ * came, it is no READ or atomic), and the window has room.  Under w->lock.
+ */
+static bool srnic_req_room(const struct srnic_wire_qp *w)
+{
+	return w->ahead && w->out && !w->answered &&
+	       !srnic_req_is_reply_op(w->out_op) &&
+	       w->ahead_n < SRNIC_WIRE_WINDOW &&
+	       w->ahead_bytes < SRNIC_WIRE_WINDOW_BYTES;
+}
+
 /*
  * Sends the piece @m of @qp's WQE: its packets from PSN qp->w.psn on, and
  * the record of what now waits for an answer.
@@ -204,6 +272,9 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 		w->got = w->psn;
 		w->backoff = 0;
 		w->psn = (w->psn + n) & SRNIC_PSN_MASK;
+		/* What may go ahead of its answer starts after it. */
+		w->next_idx = qp->sq_cons + srnic_msg_last(m);
+		w->next_off = srnic_msg_last(m) ? 0 : m->off + m->plen;
 	}
 	w->resume = false;
 	w->out = qp->ibqp.qp_type == IB_QPT_RC;
@@ -219,7 +290,7 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 	else if (srnic_opcode_is_atomic(m->opcode))
 		srnic_req_send_atomic(qp, m, &t, w->out_first);
 	else
-		srnic_req_send_data(qp, m, &t, w->sent_from);
+		srnic_req_send_data(qp, m, &t, w->out_first, w->sent_from);
 }
 
 /*
@@ -249,6 +320,8 @@ static void srnic_req_again(struct srnic_wire_qp *w, u32 from, bool timeout,
 	w->resume = true;
 	w->resume_psn = from;
 	w->out = false;
+	/* Go-back-N: what went after it goes again too. */
+	srnic_req_cut(w, 0);
 }
 
 /*
@@ -262,6 +335,7 @@ static bool srnic_req_same(struct srnic_wire_qp *w, const struct srnic_msg *m)
 	    w->out_len == m->plen)
 		return true;
 	spin_lock(&w->lock);
+	srnic_req_cut(w, 0);
 	w->out = false;
 	w->answered = false;
 	w->resume = false;
@@ -308,6 +382,49 @@ static void srnic_req_answer(struct srnic_engine *eng, struct srnic_qp *qp,
 }
 
 /*
+ * The head's WQE is done, and @m is the next piece: the first one sent
+ * ahead becomes the head, with what is known of it (received, or a NAK
+ * that named it), if it is @m; else everything ahead goes again.
+ */
+static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	struct srnic_wire_piece *p;
+
+	spin_lock(&w->lock);
+	p = srnic_req_ahead_at(w, 0);
+	if (p->idx != qp->sq_cons || p->off != m->off || p->op != m->opcode ||
+	    p->len != m->plen) {
+		srnic_req_cut(w, 0);
+		spin_unlock(&w->lock);
+		return;
+	}
+	w->out_first = p->first;
+	w->out_last = p->last;
+	w->out_off = p->off;
+	w->out_len = p->len;
+	w->out_op = p->op;
+	w->sent_from = p->first;
+	w->resume_psn = p->first;
+	w->got = srnic_psn_diff(w->una, p->first) > 0 ? w->una : p->first;
+	w->backoff = 0;
+	w->out_until = p->sent + srnic_req_timeout(qp, 0);
+	w->answered = p->answered;
+	w->ans = p->ans;
+	w->nak_psn = p->nak_psn;
+	w->rnr_usec = p->rnr_usec;
+	if (!w->answered && srnic_psn_diff(w->una, p->last) > 0) {
+		w->answered = true;
+		w->ans = SRNIC_RESP_OK;
+	}
+	w->out = true;
+	w->ahead_head = (w->ahead_head + 1) % SRNIC_WIRE_WINDOW;
+	w->ahead_n--;
+	w->ahead_bytes -= p->len;
+	spin_unlock(&w->lock);
+}
+
+/*
  * The transport's request() for RC and UC QPs across the wire: the answer
  * to the piece on the wire, or the piece sent (again).
  */
@@ -321,6 +438,8 @@ void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
 		rep->r = SRNIC_RESP_DROP;
 		return;
 	}
+	if (!w->out && !w->resume && w->ahead_n)
+		srnic_req_promote(qp, m);
 	if ((w->out || w->resume) && srnic_req_same(w, m) && w->out) {
 		srnic_req_answer(eng, qp, m, rep);
 		return;
@@ -333,6 +452,57 @@ void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	rep->r = SRNIC_RESP_PENDING;
 	rep->until = w->out_until;
+}
+
+/* The transport's ahead_pos(): where the next piece ahead goes from. */
+bool srnic_net_req_ahead_pos(struct srnic_qp *qp, u32 *idx, u64 *off)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	bool room;
+
+	spin_lock(&w->lock);
+	room = srnic_req_room(w);
+	*idx = w->next_idx;
+	*off = w->next_off;
+	spin_unlock(&w->lock);
+	return room;
+}
+
+/*
+ * The transport's ahead(): the piece @m of WQE @idx goes ahead, recorded,
+ * if it is still the next one (an answer may have moved the window) and
+ * there is room.
+ */
+bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
+			 u32 idx, struct srnic_msg *m)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	u32 n = max_t(u32, 1, DIV_ROUND_UP(m->plen, w->mtu));
+	struct srnic_wire_piece *p;
+	struct srnic_txp t = {};
+	u32 first;
+
+	spin_lock(&w->lock);
+	if (!srnic_req_room(w) || w->next_idx != idx || w->next_off != m->off) {
+		spin_unlock(&w->lock);
+		return false;
+	}
+	first = w->psn;
+	p = srnic_req_ahead_at(w, w->ahead_n++);
+	*p = (struct srnic_wire_piece){
+		.idx = idx, .off = m->off, .len = m->plen, .op = m->opcode,
+		.first = first, .last = (first + n - 1) & SRNIC_PSN_MASK,
+		.sent = jiffies,
+	};
+	w->ahead_bytes += m->plen;
+	w->psn = (first + n) & SRNIC_PSN_MASK;
+	w->next_idx = idx + srnic_msg_last(m);
+	w->next_off = srnic_msg_last(m) ? 0 : m->off + m->plen;
+	spin_unlock(&w->lock);
+
+	srnic_net_txp_path(qp, &t);
+	srnic_req_send_data(qp, m, &t, first, first);
+	return true;
 }
 
 /* ---- answers from the wire ---- */
@@ -371,10 +541,10 @@ static void srnic_req_aeth(struct srnic_qp *qp, const struct srnic_pkt *p,
 
 	switch (syn & SRNIC_AETH_KIND) {
 	case SRNIC_AETH_ACK:
-		if (d == n && w->out_op != IB_UVERBS_WR_RDMA_READ &&
-		    w->out_op != IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
-		    w->out_op != IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)
+		if (d == n && !srnic_req_acked_by_response(w->out_op)) {
+			srnic_req_acked(w, p->psn);
 			srnic_req_answered(qp, SRNIC_RESP_OK);
+		}
 		break;
 	case SRNIC_AETH_RNR:
 		w->nak_psn = p->psn;
@@ -419,9 +589,64 @@ static void srnic_req_read_resp(struct srnic_qp *qp, const struct srnic_pkt *p)
 		srnic_req_answered(qp, SRNIC_RESP_OK);
 }
 
+/* The piece ahead whose PSNs hold @psn, or -1.  Under w->lock. */
+static int srnic_req_ahead_find(struct srnic_wire_qp *w, u32 psn)
+{
+	u32 i;
+
+	for (i = 0; i < w->ahead_n; i++) {
+		const struct srnic_wire_piece *p = srnic_req_ahead_at(w, i);
+
+		if (srnic_psn_diff(psn, p->first) >= 0 &&
+		    srnic_psn_diff(psn, p->last) <= 0)
+			return i;
+	}
+	return -1;
+}
+
 /*
- * An answer from the wire for @qp's requester: only for the piece that
- * waits (a late or repeated answer to an earlier one is dropped).
+ * An ACKNOWLEDGE for a PSN after the head's, in a piece sent ahead: an ACK
+ * says that everything up to it came; a NAK, that everything before it
+ * came, and is kept for its piece (the first answer each piece gets), the
+ * pieces after which go again.  Either way, the head was received.
+ */
+static void srnic_req_rx_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
+{
+	u8 syn = srnic_aeth_syndrome((const struct srnic_aeth *)p->next);
+	struct srnic_wire_qp *w = &qp->w;
+	u8 value = syn & SRNIC_AETH_VALUE;
+	struct srnic_wire_piece *pc;
+	int i;
+
+	if (p->bth->opcode != SRNIC_OP_ACK ||
+	    srnic_psn_diff(p->psn, w->psn) >= 0)
+		return;
+	if ((syn & SRNIC_AETH_KIND) == SRNIC_AETH_ACK) {
+		srnic_req_acked(w, p->psn);
+	} else {
+		i = srnic_req_ahead_find(w, p->psn);
+		if (i < 0)
+			return;
+		pc = srnic_req_ahead_at(w, i);
+		if (!pc->answered) {
+			pc->answered = true;
+			pc->nak_psn = p->psn;
+			pc->rnr_usec = srnic_rnr_code_usec(value);
+			pc->ans = (syn & SRNIC_AETH_KIND) == SRNIC_AETH_RNR ?
+					  SRNIC_RESP_RNR :
+				  value == SRNIC_NAK_PSN_SEQ ? SRNIC_RESP_DROP :
+							       srnic_req_nak(value);
+			srnic_req_cut(w, i + 1);
+		}
+		srnic_req_acked(w, (p->psn - 1) & SRNIC_PSN_MASK);
+	}
+	if (w->out && !w->answered && srnic_psn_diff(w->una, w->out_last) > 0)
+		srnic_req_answered(qp, SRNIC_RESP_OK);
+}
+
+/*
+ * An answer from the wire for @qp's requester: for the piece that waits or
+ * one sent ahead (a late or repeated answer to an earlier one is dropped).
  */
 void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p)
 {
@@ -432,6 +657,11 @@ void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p)
 	spin_lock(&w->lock);
 	d = srnic_psn_diff(p->psn, w->out_first);
 	n = srnic_psn_diff(w->out_last, w->out_first);
+	/* Also while the head's WQE completes and the next is not yet the head. */
+	if (w->ahead_n && (!w->out || d > n)) {
+		srnic_req_rx_ahead(qp, p);
+		goto out;
+	}
 	if (!w->out || w->answered || d < 0 || d > n) {
 		spin_unlock(&w->lock);
 		return;
@@ -448,6 +678,7 @@ void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p)
 	} else {
 		srnic_req_aeth(qp, p, d, n);
 	}
+out:
 	kick = w->answered;
 	spin_unlock(&w->lock);
 	if (kick)

@@ -94,6 +94,8 @@ static void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp)
 	qp->w.stage = NULL;
 	kvfree(qp->w.res);
 	qp->w.res = NULL;
+	kvfree(qp->w.ahead);
+	qp->w.ahead = NULL;
 	skb_queue_purge(&qp->w.held);
 	kfree(qp->rss);
 	qp->rss = NULL;
@@ -399,7 +401,10 @@ static int srnic_qp_resolve_path(struct srnic_qp *qp)
 		if (!qp->w.res)
 			qp->w.res = kvcalloc(SRNIC_MAX_QP_RD_ATOM,
 					     sizeof(*qp->w.res), GFP_KERNEL);
-		if (!qp->w.stage || !qp->w.res)
+		if (!qp->w.ahead)
+			qp->w.ahead = kvcalloc(SRNIC_WIRE_WINDOW,
+					       sizeof(*qp->w.ahead), GFP_KERNEL);
+		if (!qp->w.stage || !qp->w.res || !qp->w.ahead)
 			return -ENOMEM;
 	}
 	srnic_qp_wire_path(qp);
@@ -425,9 +430,12 @@ static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
 		skb_queue_purge(&w->held);
 	} else {
 		w->psn = qp->attr.sq_psn;
+		w->una = w->psn;
 		w->out = false;
 		w->resume = false;
 		w->answered = false;
+		w->ahead_n = 0;
+		w->ahead_bytes = 0;
 	}
 	spin_unlock(&w->lock);
 }

@@ -41,6 +41,54 @@ static bool srnic_opcode_ok(enum ib_qp_type type, u8 op)
 	}
 }
 
+/*
+ * Copies the send WQE at index @idx out of the user ring into eng->wqe:
+ * only what it uses (a stride sized for inline data is mostly unused), the
+ * header first, then as many data bytes as the copied control segment
+ * announces.  Only the copy is read afterwards.  The usual sizes (a
+ * connected QP's header, one SGE) are copied by inline moves rather than a
+ * call.
+ */
+static __always_inline void srnic_wqe_fetch(struct srnic_engine *eng,
+					    struct srnic_qp *qp,
+					    u32 idx)
+{
+	u32 stride = 1U << qp->sq.log_stride;
+	u32 hdr = srnic_send_hdr(qp->ibqp.qp_type);
+	struct srnic_wqe_ctrl *ctrl = eng->wqe;
+	const u8 *slot = qp->sq.ring.kva +
+		((idx & ((1U << qp->sq.log_entries) - 1)) << qp->sq.log_stride);
+	u64 len;
+
+	if (hdr == SRNIC_SEND_HDR_RC)
+		memcpy(eng->wqe, slot, SRNIC_SEND_HDR_RC);
+	else
+		memcpy(eng->wqe, slot, hdr);
+	len = (ctrl->flags & SRNIC_WQE_INLINE) ? ctrl->inline_len :
+		ctrl->num_sge * sizeof(struct srnic_wqe_data);
+	if (len == sizeof(struct srnic_wqe_data) && len <= stride - hdr)
+		memcpy(eng->wqe + hdr, slot + hdr, sizeof(struct srnic_wqe_data));
+	else if (len <= stride - hdr)
+		memcpy(eng->wqe + hdr, slot + hdr, len);
+	trace_srnic_wqe(qp, idx, ctrl->opcode, ctrl->flags, ctrl->num_sge);
+}
+
+/* Whether the copied WQE's opcode and lengths fit @qp: all that sizes memory. */
+static __always_inline bool srnic_wqe_ok(const struct srnic_qp *qp,
+					 const struct srnic_wqe_ctrl *ctrl)
+{
+	u32 stride = 1U << qp->sq.log_stride;
+	u32 hdr = srnic_send_hdr(qp->ibqp.qp_type);
+
+	if (!srnic_opcode_ok(qp->ibqp.qp_type, ctrl->opcode))
+		return false;
+	if (ctrl->flags & SRNIC_WQE_INLINE)
+		return ctrl->inline_len <= qp->cap.max_inline_data &&
+		       hdr + ctrl->inline_len <= stride && !ctrl->num_sge;
+	return ctrl->num_sge <= qp->cap.max_send_sge &&
+	       hdr + ctrl->num_sge * sizeof(struct srnic_wqe_data) <= stride;
+}
+
 /* BIND_MW and LOCAL_INV: done at once, no peer involved. */
 static enum ib_wc_status srnic_local_op(struct srnic_qp *qp,
 					const struct srnic_wqe_ctrl *ctrl)
@@ -71,6 +119,27 @@ static int srnic_ud_av(struct srnic_dev *sdev, const struct srnic_wqe_ud *ud,
 	m->dqpn = ud->remote_qpn & 0xffffff;
 	m->qkey = ud->remote_qkey;
 	return 0;
+}
+
+/* What every message of the WQE @ctrl says; its data, resolved in eng->local. */
+static __always_inline void srnic_msg_init(struct srnic_dev *sdev,
+					   struct srnic_engine *eng,
+					   struct srnic_qp *qp,
+					   const struct srnic_wqe_ctrl *ctrl,
+					   struct srnic_msg *m)
+{
+	m->opcode = ctrl->opcode;
+	m->len = eng->local.total;
+	m->plen = m->len;
+	m->payload = &eng->local;
+	m->solicited = ctrl->flags & SRNIC_WQE_SOLICITED;
+	m->has_imm = ctrl->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+		     ctrl->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	m->has_inv = ctrl->opcode == IB_UVERBS_WR_SEND_WITH_INV;
+	m->imm = ctrl->imm_data;
+	m->src_qpn = qp->qpn;
+	m->src_dev = sdev->id;
+	m->sgid = qp->sgid;
 }
 
 /*
@@ -203,6 +272,84 @@ static bool srnic_fault_delay(struct srnic_dev *sdev, struct srnic_qp *qp)
 }
 
 /*
+ * SENDs and WRITEs, the pieced messages but READ: what may go ahead of an
+ * answer, on a transport with a window.
+ */
+static bool srnic_opcode_ahead(u8 op)
+{
+	return srnic_opcode_pieces(op) && op != IB_UVERBS_WR_RDMA_READ;
+}
+
+/*
+ * The piece at @off of the WQE at @idx into @m, fetched, checked and
+ * resolved as srnic_send_one() does.  False when it cannot go ahead (an
+ * opcode that waits for the head, a WQE that fails its checks, an ODP page
+ * to fault in): it goes when it reaches the head, where its errors are its
+ * completion's.  eng->local is the caller's to release.
+ */
+static bool srnic_piece_ahead(struct srnic_dev *sdev, struct srnic_engine *eng,
+			      struct srnic_qp *qp, u32 idx, u64 off,
+			      struct srnic_msg *m)
+{
+	const struct srnic_wqe_ctrl *ctrl = eng->wqe;
+	const struct srnic_wqe_raddr *raddr = (const void *)(ctrl + 1);
+	u32 hdr = srnic_send_hdr(qp->ibqp.qp_type);
+
+	srnic_wqe_fetch(eng, qp, idx);
+	if (!srnic_wqe_ok(qp, ctrl) || !srnic_opcode_ahead(ctrl->opcode))
+		return false;
+	if (ctrl->flags & SRNIC_WQE_INLINE)
+		srnic_sg_init(&eng->local, eng->wqe + hdr, ctrl->inline_len);
+	else if (srnic_sg_resolve_window(sdev, to_spd(qp->ibqp.pd),
+					 eng->wqe + hdr, ctrl->num_sge, 0,
+					 &eng->local, &qp->lkey_cache, off,
+					 SRNIC_PIECE))
+		return false;
+	srnic_msg_init(sdev, eng, qp, ctrl, m);
+	if (off && off >= m->len)
+		return false;
+	m->off = off;
+	m->plen = min_t(u64, m->len - off, SRNIC_PIECE);
+	if (ctrl->opcode == IB_UVERBS_WR_RDMA_WRITE ||
+	    ctrl->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM) {
+		m->rkey = raddr->rkey;
+		m->raddr = raddr->remote_addr;
+	}
+	return true;
+}
+
+/*
+ * While the piece at the head of @qp's send queue waits for its answer,
+ * the pieces after it go, as far as the transport's window and @budget
+ * bytes allow (added to *@bytes).
+ */
+static void srnic_send_ahead(struct srnic_dev *sdev, struct srnic_engine *eng,
+			     struct srnic_qp *qp, u64 *bytes, u64 budget)
+{
+	const struct srnic_transport *x = qp->xport;
+	u32 prod = READ_ONCE(qp->dbr.kva->value), idx;
+	struct srnic_msg m;
+	u64 off, sent = 0;
+	bool went;
+
+	if (!x->ahead_pos || prod - qp->sq_cons > (1U << qp->sq.log_entries))
+		return;
+	/* The WQEs are read after the doorbell that announced them. */
+	smp_rmb();
+	while (sent < budget && x->ahead_pos(qp, &idx, &off) &&
+	       idx - qp->sq_cons < prod - qp->sq_cons) {
+		memset(&m, 0, sizeof(m));
+		went = srnic_piece_ahead(sdev, eng, qp, idx, off, &m) &&
+		       x->ahead(eng, qp, idx, &m);
+		srnic_sg_release(&eng->local);
+		if (!went)
+			break;
+		sent += m.plen;
+	}
+	*bytes += sent;
+}
+
+/*
  * Executes the WQE at qp->sq_cons, or its next piece.  Returns 0 when the
  * WQE is finished (whatever its status), 1 when a piece went and more
  * follow, -EAGAIN when the piece waits to be sent again at qp->rnr_until
@@ -214,53 +361,23 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 			  struct srnic_qp *qp, u64 *bytes)
 {
 	enum ib_qp_type type = qp->ibqp.qp_type;
-	u32 stride = 1U << qp->sq.log_stride;
 	u32 hdr = srnic_send_hdr(type);
 	struct srnic_wqe_ctrl *ctrl = eng->wqe;
 	enum ib_wc_status status = IB_WC_SUCCESS;
 	struct srnic_reply rep = {};
 	struct srnic_msg m = {};
-	const u8 *slot = qp->sq.ring.kva +
-		((qp->sq_cons & ((1U << qp->sq.log_entries) - 1)) <<
-		 qp->sq.log_stride);
 	u8 sgid[16];
 	bool pieces;
-	u64 len;
 	int err;
 
-	/*
-	 * Only what the WQE uses is copied (a stride sized for inline data
-	 * is mostly unused): the header first, then as many data bytes as
-	 * the copied control segment announces.  Only the copy is read.
-	 * The usual sizes (a connected QP's header, one SGE) are copied by
-	 * inline moves rather than a call.
-	 */
-	if (hdr == SRNIC_SEND_HDR_RC)
-		memcpy(eng->wqe, slot, SRNIC_SEND_HDR_RC);
-	else
-		memcpy(eng->wqe, slot, hdr);
-	len = (ctrl->flags & SRNIC_WQE_INLINE) ? ctrl->inline_len :
-		ctrl->num_sge * sizeof(struct srnic_wqe_data);
-	if (len == sizeof(struct srnic_wqe_data) && len <= stride - hdr)
-		memcpy(eng->wqe + hdr, slot + hdr, sizeof(struct srnic_wqe_data));
-	else if (len <= stride - hdr)
-		memcpy(eng->wqe + hdr, slot + hdr, len);
-	trace_srnic_wqe(qp, qp->sq_cons, ctrl->opcode, ctrl->flags,
-			ctrl->num_sge);
-
+	srnic_wqe_fetch(eng, qp, qp->sq_cons);
 	if (!qp->in_progress) {
 		qp->in_progress = true;
 		qp->rnr_left = qp->attr.rnr_retry;
 		qp->retry_left = qp->attr.retry_cnt;
 	}
 
-	/* Validate the copy: opcode, lengths, everything that sizes memory. */
-	if (!srnic_opcode_ok(type, ctrl->opcode) ||
-	    ((ctrl->flags & SRNIC_WQE_INLINE) ?
-		     ctrl->inline_len > qp->cap.max_inline_data ||
-			     hdr + ctrl->inline_len > stride || ctrl->num_sge :
-		     ctrl->num_sge > qp->cap.max_send_sge ||
-			     hdr + ctrl->num_sge * sizeof(struct srnic_wqe_data) > stride)) {
+	if (!srnic_wqe_ok(qp, ctrl)) {
 		status = IB_WC_LOC_QP_OP_ERR;
 		goto complete;
 	}
@@ -309,18 +426,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		srnic_sg_release(&eng->local);
 		return -EAGAIN;
 	}
-	m.opcode = ctrl->opcode;
-	m.len = eng->local.total;
-	m.plen = m.len;
-	m.payload = &eng->local;
-	m.solicited = ctrl->flags & SRNIC_WQE_SOLICITED;
-	m.has_imm = ctrl->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
-		    ctrl->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
-	m.has_inv = ctrl->opcode == IB_UVERBS_WR_SEND_WITH_INV;
-	m.imm = ctrl->imm_data;
-	m.src_qpn = qp->qpn;
-	m.src_dev = sdev->id;
-	m.sgid = qp->sgid;
+	srnic_msg_init(sdev, eng, qp, ctrl, &m);
 
 	if (type == IB_QPT_RAW_PACKET) {
 		status = srnic_raw_send(sdev, eng, &eng->local);
@@ -347,6 +453,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		srnic_sg_release(&eng->local);
 		qp->rnr_until = rep.until;
 		qp->rnr_wait = true;
+		srnic_send_ahead(sdev, eng, qp, bytes, SRNIC_VISIT_BYTES);
 		return -EAGAIN;
 	}
 	/* A datagram waiting for the receiver's page has not gone yet. */
@@ -448,6 +555,8 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 		    !READ_ONCE(qp->w.answered)) {
 			if (!*timer || time_before(qp->rnr_until, *timer))
 				*timer = qp->rnr_until;
+			/* What was posted meanwhile goes ahead of the answer. */
+			srnic_send_ahead(sdev, eng, qp, &bytes, max_bytes);
 			goto out;
 		}
 		qp->rnr_wait = false;

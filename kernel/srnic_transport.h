@@ -25,6 +25,7 @@
  * use SRNIC_ENGINE_GFP); fills every field of @rep it answers with.  What
  * @rep holds (READ data) stays valid until reply_done().  batch_end() ends
  * the batch: what the transport kept for it (a peer found once) is dropped.
+ * ahead_pos() and ahead() are called as request() is.
  */
 #ifndef SRNIC_TRANSPORT_H
 #define SRNIC_TRANSPORT_H
@@ -50,6 +51,16 @@ struct srnic_transport {
 			struct srnic_msg *m, struct srnic_reply *rep);
 	void (*reply_done)(struct srnic_engine *eng, struct srnic_reply *rep);
 	void (*batch_end)(struct srnic_engine *eng);
+	/*
+	 * Optional, for a transport with a window: while the piece at the
+	 * send queue's head waits for its answer (request() said PENDING),
+	 * the pieces after it go ahead.  ahead_pos() names the next one (its
+	 * WQE's index and offset), or says false when none may go now;
+	 * ahead() sends it, @m the piece of WQE @idx; false if it did not go.
+	 */
+	bool (*ahead_pos)(struct srnic_qp *qp, u32 *idx, u64 *off);
+	bool (*ahead)(struct srnic_engine *eng, struct srnic_qp *qp, u32 idx,
+		      struct srnic_msg *m);
 };
 
 /* srnic_loop.c: the internal loopback, to srnic QPs of this host. */

@@ -459,7 +459,7 @@ TEST_F(wire, random_garbage_survived)
 enum {
 	OP_SEND_FIRST = 0x00, OP_SEND_MIDDLE = 0x01, OP_SEND_LAST = 0x02,
 	OP_SEND_ONLY = 0x04, OP_WRITE_FIRST = 0x06, OP_WRITE_ONLY = 0x0a,
-	OP_WRITE_MIDDLE = 0x07, OP_READ_REQ = 0x0c, OP_READ_FIRST = 0x0d,
+	OP_WRITE_MIDDLE = 0x07, OP_WRITE_LAST = 0x08, OP_READ_REQ = 0x0c, OP_READ_FIRST = 0x0d,
 	OP_READ_MIDDLE = 0x0e, OP_READ_LAST = 0x0f, OP_READ_ONLY = 0x10,
 	OP_ACK = 0x11,
 	SYN_ACK = 0x00, SYN_NAK_SEQ = 0x60, SYN_NAK_INV = 0x61, SYN_NAK_ACCESS = 0x62,
@@ -552,14 +552,20 @@ static int ipv4_gid(struct env *e)
 	return -1;
 }
 
-/* srnic's RC QP connected to the peer's QPN at its address, its receive queue full. */
-static void rc_connect(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self)
+/*
+ * srnic's RC QP connected to the peer's QPN at its address, its receive
+ * queue full; @timeout its Local ACK Timeout (0: the tests' default).
+ */
+static void rc_connect(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+		       uint8_t timeout)
 {
 	static union ibv_gid peer = { .raw = { [10] = 0xff, [11] = 0xff } };
 	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
 
 	inet_pton(AF_INET, W_PEER, peer.raw + 12);
 	o.buf_len = W_BUF;
+	if (timeout)
+		o.timeout = timeout;
 	ASSERT_EQ(0, ep_create(&self->e, &o, &self->x));
 	self->x.dgid = &peer;
 	ASSERT_EQ(0, ep_connect(&self->x, W_PQPN));
@@ -575,7 +581,7 @@ FIXTURE_SETUP(rcw)
 	net_up(_metadata, 0, &self->e);
 	self->made = 1;
 	ASSERT_EQ(0, ipv4_gid(&self->e));
-	rc_connect(_metadata, self);
+	rc_connect(_metadata, self, 0);
 	self->raw = peer_socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
 	ASSERT_LE(0, self->raw);
 	/* srnic's answers, to the peer's UDP port 4791 (no rxe in that namespace). */
@@ -833,7 +839,7 @@ TEST_F(rcw, bad_requests_refused)
 		EXPECT_TRUE(wait_state(self->x.qp, IBV_QPS_ERR, WC_MS));
 		EXPECT_EQ(-1, all_eq(self->x.buf + 64 * 4096, 8192, 0)) TH_LOG("memory written");
 		ep_destroy(&self->x);
-		rc_connect(_metadata, self);
+		rc_connect(_metadata, self, 0);
 	}
 }
 
@@ -1020,6 +1026,153 @@ TEST_F(rcw, duplicate_read_only_within_kept)
 	expect_recv(_metadata, self, 16, 0x21);
 	expect_ack(_metadata, self, SYN_ACK, W_PSN + 4);
 	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
+}
+
+/* Responses to the READ at W_PSN that come within QUIET_MS each: how many. */
+static uint32_t count_responses(int s)
+{
+	static struct answer a;
+	uint32_t n = 0;
+
+	while (!next_answer(s, &a, QUIET_MS))
+		n += a.op >= OP_READ_FIRST && a.op <= OP_READ_ONLY;
+	return n;
+}
+
+/*
+ * The QP answering an 8 MiB READ, requests held behind it, is destroyed
+ * once the first response is out: the destroy returns, the responses
+ * stop, what was held goes with it (kmemleak and KASAN watch in the debug
+ * kernel); then the device itself is removed in the middle of another.
+ */
+TEST_F(rcw, destroy_and_link_del_while_reading)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), len = 8 * MiB, n;
+	struct answer a;
+	struct rcpkt r;
+
+	for (int round = 0; round < 2; round++) {
+		r = rc_reth(OP_READ_REQ, W_PSN, (uintptr_t)self->x.buf, self->x.mr->rkey, len);
+		ASSERT_EQ(0, rc_send_pkt(self, &r));
+		for (uint32_t i = 0; i < 64; i++) {
+			r = rc_send(W_PSN + len / mtu + i, 16, 0x60);
+			ASSERT_EQ(0, rc_send_pkt(self, &r));
+		}
+		ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS));
+		ASSERT_EQ(OP_READ_FIRST, a.op);
+		if (!round)
+			ep_destroy(&self->x);
+		else
+			ASSERT_EQ(0, sh("rdma link del " W_DEV));
+		n = count_responses(self->ans);
+		TH_LOG("%s after %u of %u responses", round ? "link deleted" : "QP destroyed",
+		       n + 1, len / mtu);
+		EXPECT_GT(len / mtu - 1, n);
+		if (!round)
+			rc_connect(_metadata, self, 0);
+	}
+	/* The device is gone; its QP is destroyed all the same. */
+	ep_destroy(&self->x);
+}
+
+/* One signaled RDMA op of srnic's QP against the peer's (made-up) memory. */
+static int post_rdma(struct ep *x, enum ibv_wr_opcode op, uint64_t wr_id, size_t off,
+		     uint32_t len)
+{
+	struct ibv_sge s = { (uintptr_t)x->buf + off, len, x->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &s, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = 0x10000 + off, .rkey = 0x1234 },
+	}, *bad;
+
+	return ibv_post_send(x->qp, &wr, &bad);
+}
+
+/* srnic's next @n request packets: their opcodes and PSNs from @psn on, in order. */
+static void expect_requests(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			    const uint8_t *ops, uint32_t n, uint32_t psn)
+{
+	struct answer a;
+
+	for (uint32_t i = 0; i < n; i++) {
+		ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("request %u", i);
+		EXPECT_EQ(ops[i], a.op) TH_LOG("request %u", i);
+		EXPECT_EQ(psn + i, a.psn) TH_LOG("request %u", i);
+	}
+}
+
+/* The peer's ACKNOWLEDGE for @psn with @syn, or a READ RESPONSE ONLY of @len bytes. */
+static void peer_answer(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			uint8_t op, uint8_t syn, uint32_t psn, uint32_t len)
+{
+	struct rcpkt r = { .opcode = op, .psn = psn, .ext_len = 4, .len = len, .fill = 0x3c };
+
+	r.ext[0] = syn;
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+}
+
+/* The next @n send completions: successful, wr_id @first on, in order. */
+static void expect_done(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			uint64_t first, int n)
+{
+	struct ibv_wc wc;
+
+	for (int i = 0; i < n; i++) {
+		ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(first + i, wc.wr_id);
+	}
+}
+
+/*
+ * srnic as the requester, the peer answering by hand.  WRITEs go ahead of
+ * their ACKs (the window); a sequence NAK in the third has it and the
+ * fourth go again from the PSN it names (go-back-N), the first two
+ * complete; an ACK of the last completes the rest, in order.  A READ is not
+ * sent ahead of an unacknowledged WRITE, and nothing after the READ goes
+ * until its response came (its data lands in the QP's one stage; FENCE
+ * holds without more).
+ */
+TEST_F(rcw, requester_window_and_read_barrier)
+{
+	const uint8_t wr2[] = { OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_FIRST,
+				OP_WRITE_LAST, OP_WRITE_FIRST, OP_WRITE_LAST,
+				OP_WRITE_FIRST, OP_WRITE_LAST };
+	const uint8_t rd[] = { OP_READ_REQ };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+	struct ibv_wc wc;
+
+	/* Long timers: only the peer's answers move srnic here. */
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, i, i * 2 * mtu, 2 * mtu));
+	expect_requests(_metadata, self, wr2, 8, psn);
+	expect_no_answer(_metadata, self);
+	EXPECT_EQ(0, poll_one(self->x.cq, &wc, 0));
+	peer_answer(_metadata, self, OP_ACK, SYN_NAK_SEQ, psn + 4, 0);
+	expect_done(_metadata, self, 0, 2);
+	expect_requests(_metadata, self, wr2 + 4, 4, psn + 4);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 7, 0);
+	expect_done(_metadata, self, 2, 2);
+	psn += 8;
+
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 10, 0, 2 * mtu));
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 11, 8 * mtu, mtu));
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 12, 0, 2 * mtu));
+	expect_requests(_metadata, self, wr2, 2, psn);
+	expect_no_answer(_metadata, self);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 1, 0);
+	expect_done(_metadata, self, 10, 1);
+	expect_requests(_metadata, self, rd, 1, psn + 2);
+	expect_no_answer(_metadata, self);
+	peer_answer(_metadata, self, OP_READ_ONLY, SYN_ACK | 0x1f, psn + 2, mtu);
+	expect_done(_metadata, self, 11, 1);
+	EXPECT_EQ(-1, all_eq(self->x.buf + 8 * mtu, mtu, 0x3c));
+	expect_requests(_metadata, self, wr2, 2, psn + 3);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 4, 0);
+	expect_done(_metadata, self, 12, 1);
 }
 
 TEST_HARNESS_MAIN
