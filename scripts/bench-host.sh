@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: boots one VM that runs scripts/bench.sh (srnic vs rxe, plus the guest's limits),
-# then turns its raw results into build/bench/<timestamp>/{table.md,results.csv,results.json,
+# then two guests on one wire (qemu/run-pair) that run scripts/bench-wire.sh (rxe with rxe, srnic
+# with rxe, srnic with srnic across it; BENCH_WIRE=0 leaves them out), then turns the raw results into build/bench/<timestamp>/{table.md,results.csv,results.json,
 # chart.svg} (build/bench/latest points at the newest).  SMP=N (default 2) sets the vCPUs.
 # docs/bench.md describes the figures.
 set -euo pipefail
@@ -23,8 +24,17 @@ if [ ! -s "$dir/vm/raw.txt" ]; then
 	echo "bench: the guest wrote no results (qemu/run status $st); see $dir/vm/console.log" >&2
 	exit 1
 fi
+cp "$dir/vm/raw.txt" "$dir/raw.txt"
+if [ "${BENCH_WIRE:-1}" != 0 ]; then
+	wst=0
+	qemu/run-pair --timeout "${BENCH_WIRE_TIMEOUT:-2400}" --out "$dir/pair" --module kernel/srnic.ko \
+		-- scripts/bench-wire.sh || wst=$?
+	[ "$wst" = 0 ] || echo "bench: the wire's guests exited with status $wst; see $dir/pair" >&2
+	[ "$st" != 0 ] || st=$wst
+	cat "$dir/pair/a/raw.txt" >>"$dir/raw.txt" 2>/dev/null
+fi
 echo
-build/cmake/scripts/bench/srnic-bench-report "$dir/vm/raw.txt" "$dir"
+build/cmake/scripts/bench/srnic-bench-report "$dir/raw.txt" "$dir"
 echo
 echo "bench: results in $dir (table.md, results.csv, results.json, chart.svg; logs in vm/logs)"
 [ "$st" = 0 ] || echo "bench: qemu/run exited with status $st" >&2

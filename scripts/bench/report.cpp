@@ -2,7 +2,8 @@
 // (scripts/bench.sh, srnic-bench-limits) and writes the benchmark's table
 // (stdout and OUTDIR/table.md), OUTDIR/results.csv, OUTDIR/results.json and
 // OUTDIR/chart.svg.  Keys: srnic.<fig>, rxe.<fig>, limit.<probe>, meta.<x>,
-// <dev>.sweep.<bytes> (ib_write_bw -a, CSV and JSON only).
+// <dev>.sweep.<bytes> (ib_write_bw -a, CSV and JSON only), wire.<pair>.<fig> and
+// wire.tcp_iperf3 (two guests on one wire: scripts/bench-wire.sh).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -50,6 +51,19 @@ const std::vector<Figure> kFigures = {
 	{"fair_victim_p99", "8 B WRITE beside 128 MiB SENDs, 99%", "us", true, "", 1, false},
 	{"idle_cpu_pct", "engine CPU, idle 5 s, QP open", "% CPU", true, "", 1, false},
 };
+
+// The wire's figures (scripts/bench-wire.sh), for each pair of devices across it.
+const std::vector<Figure> kWireFigures = {
+	{"write_bw_64k", "ib_write_bw -s 65536", "MB/s", false, "", 1, false},
+	{"read_bw_64k", "ib_read_bw -s 65536", "MB/s", false, "", 1, false},
+	{"write_bw_8qp_64k", "ib_write_bw -q 8 -s 65536", "MB/s", false, "", 1, false},
+	{"msg_rate_8b", "ib_write_bw -s 8 -l 16 -Q 16", "Mpps", false, "", 1, false},
+	{"write_lat_typ", "ib_write_lat -s 8 typical", "us", true, "", 1, false},
+	{"write_lat_99", "ib_write_lat -s 8 99%", "us", true, "", 1, false},
+	{"read_lat_typ", "ib_read_lat -s 8 typical", "us", true, "", 1, false},
+	{"read_lat_99", "ib_read_lat -s 8 99%", "us", true, "", 1, false},
+};
+const char *const kWirePairs[] = {"rxe_rxe", "srnic_rxe", "srnic_srnic"};
 
 struct Row {
 	const Figure *f;
@@ -208,6 +222,29 @@ std::string ab_table(const std::vector<std::string> &order) {
 	return t.str();
 }
 
+// The wire's table: each figure for rxe with rxe, srnic (requester) with rxe, srnic with srnic,
+// and srnic's with srnic against rxe's with rxe.  Empty when the wire did not run.
+std::string wire_table() {
+	std::ostringstream t;
+	bool any = false;
+	t << "\nAcross the wire (two guests, a the requester; iperf3 TCP "
+	  << fmt(get("wire.tcp_iperf3")) << " MB/s)\n\n"
+	  << "| figure | unit | rxe-rxe | srnic-rxe | srnic-srnic | srnic-srnic/rxe-rxe |\n"
+	  << "|---|---|---:|---:|---:|---:|\n";
+	for (const Figure &f : kWireFigures) {
+		Opt v[3], ratio;
+		for (int i = 0; i < 3; i++) {
+			v[i] = get(std::string("wire.") + kWirePairs[i] + "." + f.key);
+			any = any || v[i];
+		}
+		if (v[0] && v[2] && *v[0] != 0)
+			ratio = *v[2] / *v[0];
+		t << "| " << f.name << " | " << f.unit << " | " << fmt(v[0]) << " | " << fmt(v[1])
+		  << " | " << fmt(v[2]) << " | " << fmt(ratio, 2) << " |\n";
+	}
+	return any || get("wire.tcp_iperf3") ? t.str() : "";
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -266,6 +303,7 @@ int main(int argc, char **argv) {
 			t << " " << k.substr(6) << "=" << raw[k];
 	t << "\n";
 	t << ab_table(order);
+	t << wire_table();
 	std::cout << t.str();
 	std::ofstream(out + "/table.md") << t.str();
 
@@ -284,6 +322,9 @@ int main(int argc, char **argv) {
 	}
 	for (const auto &k : order)
 		if (k.rfind("limit.", 0) == 0)
+			csv << "\"" << k << "\",," << c(get(k)) << ",,,,\n";
+	for (const auto &k : order)
+		if (k.rfind("wire.", 0) == 0)
 			csv << "\"" << k << "\",," << c(get(k)) << ",,,,\n";
 
 	std::ofstream js(out + "/results.json");
@@ -315,7 +356,14 @@ int main(int argc, char **argv) {
 	for (const auto &[size, v] : sweep)
 		js << "    {\"bytes\": " << size << ", \"srnic\": " << json_num(v.first)
 		   << ", \"rxe\": " << json_num(v.second) << "}" << (++i < sweep.size() ? "," : "") << "\n";
-	js << "  ]\n}\n";
+	js << "  ],\n  \"wire\": {";
+	first = true;
+	for (const auto &k : order)
+		if (k.rfind("wire.", 0) == 0) {
+			js << (first ? "" : ", ") << json_str(k.substr(5)) << ": " << json_num(get(k));
+			first = false;
+		}
+	js << "}\n}\n";
 
 	write_svg(out + "/chart.svg", rows, "srnic vs rxe" + (meta.empty() ? "" : " (" + meta + ")"));
 	return 0;

@@ -37,40 +37,20 @@ modprobe rdma_rxe && rdma link add rxe0 type rxe netdev "$WIRE_IF" && wire_wait_
 gid=$(wire_gid rxe0)
 dev=rxe0
 
-# run_side server|client PORT CMD...: CMD as the server, listening on PORT before the other side
-# is told to connect, or as the client, with the peer's address added.
-run_side() {
-	local role=$1 port=$2
-	shift 2
-	if [ "$role" = server ]; then
-		timeout 120 "$@" &
-		local pid=$! i
-		for i in $(seq 1 300); do
-			ss -Hltn "sport = :$port" | grep -q . && break
-			sleep 0.1
-		done
-		wire_sync "listening-$port" || { kill $pid; return 1; }
-		wait $pid
-	else
-		wire_sync "listening-$port" || return 1
-		timeout 120 "$@" "$WIRE_PEER"
-	fi
-}
-
 # pingpong PROG server|client PORT: a pingpong on $dev.
 pingpong() {
 	local prog=$1 args=(-d "$dev" -g "$gid" -c -n "${PP_ITERS:-100}" -p "$3")
 	[ "$prog" = ibv_rc_pingpong ] && args+=(-s "${PP_SIZE:-4096}")
 	[ "$prog" = ibv_ud_pingpong ] && args+=(-s 1024)
 	[ -n "${PP_EVENTS:-}" ] && args+=(-e)
-	run_side "$2" "$3" "$prog" "${args[@]}"
+	wire_side "$2" "$3" "$prog" "${args[@]}"
 }
 
 # perftest PROG server|client PORT ARGS...: a perftest program on $dev.
 perftest() {
 	local prog=$1 role=$2 port=$3
 	shift 3
-	run_side "$role" "$port" "$prog" -d "$dev" -x "$gid" -F -p "$port" "$@"
+	wire_side "$role" "$port" "$prog" -d "$dev" -x "$gid" -F -p "$port" "$@"
 }
 
 # connected PORT WHAT: RC and UC between this side's $dev and the other's, each way round:
@@ -179,12 +159,7 @@ capture_stop() {
 }
 
 # use KIND: this side's device on eth0 becomes KIND (rxe or srnic), once both sides are ready.
-use() {
-	rdma link del "$dev" 2>/dev/null
-	dev=${1}0
-	rdma link add "$dev" type "$1" netdev "$WIRE_IF" && wire_wait_gid "$dev" &&
-		gid=$(wire_gid "$dev") || { echo "not ok - $WIRE_ROLE: $dev on $WIRE_IF"; fail=1; }
-}
+use() { wire_use "$1" || { echo "not ok - $WIRE_ROLE: $dev on $WIRE_IF"; fail=1; }; }
 
 both ibv_rc_pingpong 18515 "rxe to rxe over the wire"
 wire_sync "srnic-rxe"

@@ -4,6 +4,10 @@
 #   wire_sync NAME  returns once the other side has called wire_sync NAME too (a TCP rendezvous
 #                   on the wire: a listens, b connects until a answers)
 #   wire_gid DEV [6] the GID index of DEV's RoCEv2 GID for this side's IPv4 (IPv6) address
+#   wire_use KIND   this side's device on eth0 becomes KIND0 (rxe or srnic): sets dev and gid
+#   wire_side server|client PORT CMD...  CMD as the server (listening on PORT before the other
+#                   side is told to connect) or as the client (the peer's address added); each
+#                   bounded by WIRE_CMD_TIMEOUT seconds (120)
 # WIRE_ROLE (a or b), WIRE_ME, WIRE_PEER (IPv4), WIRE_ME6, WIRE_PEER6 (IPv6) describe the two sides.
 WIRE_ROLE=${SRNIC_WIRE_ROLE:?not in a guest of qemu/run-pair}
 WIRE_IF=eth0
@@ -65,4 +69,29 @@ wire_wait_gid() {
 	done
 	echo "wire: $1 has no RoCEv2 GID for $WIRE_ME" >&2
 	return 1
+}
+
+wire_use() {
+	rdma link del "${dev:-none}" 2>/dev/null
+	dev=${1}0
+	rdma link add "$dev" type "$1" netdev "$WIRE_IF" && wire_wait_gid "$dev" &&
+		gid=$(wire_gid "$dev")
+}
+
+wire_side() {
+	local role=$1 port=$2 limit=${WIRE_CMD_TIMEOUT:-120}
+	shift 2
+	if [ "$role" = server ]; then
+		timeout "$limit" "$@" &
+		local pid=$! i
+		for i in $(seq 1 300); do
+			ss -Hltn "sport = :$port" | grep -q . && break
+			sleep 0.1
+		done
+		wire_sync "listening-$port" || { kill $pid; return 1; }
+		wait $pid
+	else
+		wire_sync "listening-$port" || return 1
+		timeout "$limit" "$@" "$WIRE_PEER"
+	fi
 }

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The wire section of `make bench`, run in both guests of qemu/run-pair by scripts/bench-host.sh:
+# what the emulated Ethernet link carries (iperf3, TCP), then the same perftest figures between
+# rxe and rxe, srnic (a) and rxe (b), srnic and srnic.  a is always the client, the requester
+# (its READs read b's memory); b serves.  a writes wire.<pair>.<figure> lines to /out/raw.txt
+# and each side every program's output to /out/logs/.  Asserts nothing about timing: a run that
+# fails leaves its figure out (n/a in the report).  docs/bench.md lists the figures.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=../tests/vm/lib.sh
+. "$top/tests/vm/lib.sh"	# RDMAV_DRIVERS: the srnic provider
+# shellcheck source-path=SCRIPTDIR source=../tests/vm/wire.sh
+. "$top/tests/vm/wire.sh"
+OUT=${BENCH_OUT:-/out}
+RAW=$OUT/raw.txt
+LOGS=$OUT/logs
+export WIRE_CMD_TIMEOUT=${BENCH_SECS:-150}
+port=19700 dev= gid=
+mkdir -p "$LOGS"
+: >"$RAW"
+
+put() {
+	[ "$WIRE_ROLE" = a ] && [ -n "$2" ] || return 0
+	echo "wire.$1=$2" >>"$RAW"
+	echo "bench: wire.$1=$2"
+}
+
+role=client
+[ "$WIRE_ROLE" = a ] || role=server
+
+# run NAME PROG ARGS...: PROG on $dev, b serving and a connecting; output in $LOGS/NAME.<role>.
+run() {
+	local name=$1 st=0 t0=$SECONDS
+	shift
+	port=$((port + 1))
+	wire_side "$role" "$port" "$@" -d "$dev" -x "$gid" -F -p "$port" \
+		>"$LOGS/$name.$role" 2>&1 || st=$?
+	echo "bench: $WIRE_ROLE: $* on $dev: status $st, $((SECONDS - t0)) s"
+	return $st
+}
+
+# col N NAME: column N of the last result line of a's output for NAME (perftest's: bytes,
+# iterations, then BW peak, average, message rate; or min, max, typical, average, stdev, 99%).
+col() {
+	[ "$WIRE_ROLE" = a ] || return 0
+	awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5' "$LOGS/$2.client" | tail -n 1 |
+		awk -v n="$1" '{print $n}'
+}
+
+# figures PAIR: the perftest figures between this side's $dev and the other's.
+figures() {
+	local p=$1
+	run "$p.write_bw_64k" ib_write_bw -s 65536 -n 1000 &&
+		put "$p.write_bw_64k" "$(col 4 "$p.write_bw_64k")"
+	run "$p.read_bw_64k" ib_read_bw -s 65536 -n 1000 &&
+		put "$p.read_bw_64k" "$(col 4 "$p.read_bw_64k")"
+	run "$p.write_bw_8qp_64k" ib_write_bw -q 8 -s 65536 -n 200 &&
+		put "$p.write_bw_8qp_64k" "$(col 4 "$p.write_bw_8qp_64k")"
+	run "$p.msg_rate_8b" ib_write_bw -s 8 -l 16 -Q 16 -n 20000 &&
+		put "$p.msg_rate_8b" "$(col 5 "$p.msg_rate_8b")"
+	run "$p.write_lat" ib_write_lat -s 8 -n 1000 &&
+		put "$p.write_lat_typ" "$(col 5 "$p.write_lat")" &&
+		put "$p.write_lat_99" "$(col 8 "$p.write_lat")"
+	run "$p.read_lat" ib_read_lat -s 8 -n 1000 &&
+		put "$p.read_lat_typ" "$(col 5 "$p.read_lat")" &&
+		put "$p.read_lat_99" "$(col 8 "$p.read_lat")"
+}
+
+wire_up || { echo "bench: the wire did not come up" >&2; exit 1; }
+# The link itself: TCP for 5 s, a sending, in MB/s (2^20 B) as the receiver counted.
+iperf=(-s -1)
+[ "$role" = client ] && iperf=(-f M -t 5 -c)
+if wire_side "$role" 5201 iperf3 "${iperf[@]}" >"$LOGS/iperf3.$role" 2>&1; then
+	put tcp_iperf3 "$(awk '/receiver/ { for (i = 1; i <= NF; i++) if ($i == "MBytes/sec") v = $(i - 1) }
+			      END { print v }' "$LOGS/iperf3.$role")"
+fi
+modprobe rdma_rxe && wire_use rxe || { echo "bench: rxe0 on $WIRE_IF" >&2; exit 1; }
+figures rxe_rxe
+wire_sync srnic-rxe
+[ "$WIRE_ROLE" = a ] && { wire_use srnic || echo "bench: srnic0 on $WIRE_IF" >&2; }
+wire_sync srnic-rxe-ready
+figures srnic_rxe
+wire_sync srnic-srnic
+[ "$WIRE_ROLE" = b ] && { wire_use srnic || echo "bench: srnic0 on $WIRE_IF" >&2; }
+wire_sync srnic-srnic-ready
+figures srnic_srnic
+rdma link del "$dev"
+exit 0
