@@ -773,6 +773,12 @@ struct srnic_msg {
 	 * engine from other QPs (srnic_req.c).
 	 */
 	u64 off, plen;
+	/*
+	 * The message offset of @payload's first byte: 0 when it holds the
+	 * whole message (the loopback), @off when only this piece (a packet
+	 * from the wire).
+	 */
+	u64 pbase;
 	bool whole;			/* set by a responder that took it all */
 	/*
 	 * The device's own message (a tag matching FIN): it takes a fresh

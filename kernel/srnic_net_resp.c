@@ -152,8 +152,10 @@ static bool srnic_wresp_piece(struct srnic_engine *eng, struct srnic_qp *qp,
 
 		m->imm = m->has_inv ? be32_to_cpu(v) : v;
 	}
+	/* The packet holds this piece only. */
 	srnic_sg_init(&eng->wire, (u8 *)p->payload, p->plen);
 	m->payload = &eng->wire;
+	m->pbase = m->off;
 	srnic_wresp_msg_init(qp, m);
 	m->solicited = srnic_bth_se(p->bth);
 	return true;

@@ -427,8 +427,8 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 			srnic_build_grh(buf, m);
 			srnic_sg_write(&eng->remote, 0, buf, 40);
 		}
-		srnic_sg_copy(&eng->remote, grh + m->off, m->payload, m->off,
-			      m->plen);
+		srnic_sg_copy(&eng->remote, grh + m->off, m->payload,
+			      m->off - m->pbase, m->plen);
 		srnic_sg_release(&eng->remote);
 		if (more) {
 			/*
@@ -507,7 +507,7 @@ enum srnic_resp srnic_resp_write(struct srnic_engine *eng, struct srnic_qp *dst,
 	r = srnic_resp_target(dst, m, IB_ACCESS_REMOTE_WRITE, &eng->remote);
 	if (r != SRNIC_RESP_OK)
 		return r;
-	srnic_sg_copy(&eng->remote, 0, m->payload, m->off, m->plen);
+	srnic_sg_copy(&eng->remote, 0, m->payload, m->off - m->pbase, m->plen);
 	srnic_sg_release(&eng->remote);
 	return SRNIC_RESP_OK;
 }

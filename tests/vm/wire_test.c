@@ -705,6 +705,45 @@ TEST_F(rcw, send_delivered_duplicate_acked_again)
 	expect_ack(_metadata, self, SYN_ACK, W_PSN + 1);
 }
 
+/*
+ * A SEND and a WRITE of three packets, each packet's bytes its own: every
+ * byte lands where its packet says (each packet's payload is its own piece
+ * of the message, not the message from its start).
+ */
+TEST_F(rcw, multi_packet_data_placed)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), len = 2 * mtu + 100;
+	uint8_t *dst = self->x.buf + 64 * 4096;
+	const uint8_t ops[2][3] = { { OP_SEND_FIRST, OP_SEND_MIDDLE, OP_SEND_LAST },
+				    { OP_WRITE_FIRST, OP_WRITE_MIDDLE, OP_WRITE_LAST } };
+	struct ibv_wc wc;
+
+	memset(dst, 0, len);
+	for (int w = 0; w < 2; w++) {
+		for (uint32_t i = 0; i < 3; i++) {
+			struct rcpkt r = rc_send(W_PSN + 3 * w + i, i < 2 ? mtu : 100, 0x41 + i);
+
+			if (w && !i) {
+				r = rc_reth(OP_WRITE_FIRST, W_PSN + 3, (uintptr_t)dst,
+					    self->x.mr->rkey, len);
+				r.len = mtu, r.fill = 0x41;
+			}
+			r.opcode = ops[w][i];
+			r.ackreq = i == 2;
+			ASSERT_EQ(0, rc_send_pkt(self, &r));
+		}
+		expect_ack(_metadata, self, SYN_ACK, W_PSN + 3 * w + 2);
+	}
+	ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(len, wc.byte_len);
+	for (const uint8_t *b = self->x.buf + wc.wr_id * 4096; b; b = b == dst ? NULL : dst) {
+		EXPECT_EQ(-1, all_eq(b, mtu, 0x41));
+		EXPECT_EQ(-1, all_eq(b + mtu, mtu, 0x42));
+		EXPECT_EQ(-1, all_eq(b + 2 * mtu, 100, 0x43));
+	}
+}
+
 /* From another address, or to a QP not connected to the peer: dropped, the QP unmoved. */
 TEST_F(rcw, forged_source_dropped)
 {
