@@ -177,6 +177,8 @@ enum srnic_cqe_flags {
 	SRNIC_CQE_TM_SYNC_REQ = 1u << 3,	/* the SRQ wants a TAG_SYNC */
 	SRNIC_CQE_TM_MATCH = 1u << 4,	/* tm_tag/tm_priv hold the TMH's */
 	SRNIC_CQE_TM_DATA_VALID = 1u << 5,	/* the data is in the tag's buffer */
+	/* With GRH: the 40 bytes hold an IPv4 header in their last 20. */
+	SRNIC_CQE_GRH_IPV4 = 1u << 6,
 };
 
 /*

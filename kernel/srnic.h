@@ -115,13 +115,17 @@
 #define SRNIC_TM_MAX_SGE	1
 #define SRNIC_TM_MAX_RNDV_HDR	64
 
-/* Pinned user memory with a kernel mapping (srnic_umem.c). */
+/*
+ * Pinned user memory with a kernel mapping, or a kernel consumer's queue
+ * memory (@kernel: allocated, nothing pinned) (srnic_umem.c).
+ */
 struct srnic_umem {
 	struct ib_umem *umem;
 	void *kva;
 	size_t len;
 	unsigned int npages;
 	bool vmapped;
+	bool kernel;
 };
 
 struct srnic_mr;
@@ -486,6 +490,13 @@ struct srnic_cq {
 	bool overrun;			/* an entry was lost: CQ in error */
 	bool timestamp;			/* CQEs carry the completion time */
 	struct srnic_db_ref dbr;	/* arm doorbell */
+	/*
+	 * A kernel consumer's CQ (ring.kernel, srnic_kcq.c): its pollers
+	 * and arming take @kpoll_lock, never @lock, as they may run in
+	 * interrupt context while an engine thread holds @lock.
+	 */
+	spinlock_t kpoll_lock;
+	u32 arm_seq;
 };
 
 /* A work queue in user memory: SQ, RQ or SRQ ring. */
@@ -655,6 +666,8 @@ struct srnic_qp {
 	struct srnic_wq rq;		/* unused with an SRQ */
 	struct srnic_umem db;		/* struct srnic_qp_db */
 	struct srnic_db_ref dbr;	/* send doorbell */
+	/* A kernel consumer's QP (db.kernel): posting, in any context. */
+	spinlock_t kpost_lock;
 	struct ib_qp_cap cap;		/* what the queue really holds */
 	struct ib_qp_attr attr;		/* current attributes (query_qp) */
 	bool sq_sig_all;
@@ -815,6 +828,16 @@ struct srnic_msg {
 	u32 flow_label;
 };
 
+/*
+ * Owner bit of the CQE with free-running index @n in a ring of 1 << log
+ * entries: 1 on the first pass, 0 on the second, and so on, so that a
+ * zeroed ring holds no valid entry.
+ */
+static inline u8 srnic_cqe_owner(u32 n, u32 log)
+{
+	return ((n >> log) & 1) ^ 1;
+}
+
 /* The atomics, ATOMIC WRITE included: one 8-byte operation, one packet. */
 static inline bool srnic_opcode_is_atomic(u8 op)
 {
@@ -895,6 +918,21 @@ static inline struct srnic_cq *to_scq(struct ib_cq *ibcq)
 static inline struct srnic_qp *to_sqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct srnic_qp, ibqp);
+}
+
+/*
+ * The GSI QP (QP1, a kernel consumer's) is a UD QP with a fixed number and
+ * Q_Key: every datagram path treats it as UD.
+ */
+static inline bool srnic_qpt_ud(enum ib_qp_type type)
+{
+	return type == IB_QPT_UD || type == IB_QPT_GSI;
+}
+
+/* The send WQE header of a QP of @type (srnic_send_hdr takes the uverbs type). */
+static inline u32 srnic_qpt_send_hdr(enum ib_qp_type type)
+{
+	return srnic_send_hdr(srnic_qpt_ud(type) ? IB_UVERBS_QPT_UD : type);
 }
 
 /* XRC target QPs have no send queue, receive queue or doorbell record. */

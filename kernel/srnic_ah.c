@@ -2,11 +2,12 @@
 /*
  * Address handles for UD on RoCEv2.  The core has resolved the destination
  * MAC from the GID before we are called; the provider builds its address
- * vector from the attributes and the MAC we return.
+ * vector from the attributes and the MAC we return.  Kernel consumers
+ * (ib_mad, ib_cm) create AHs in atomic context: nothing here sleeps.
  */
 #include "srnic_loc.h"
 
-int srnic_create_user_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+int srnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 			 struct ib_udata *udata)
 {
 	struct srnic_dev *sdev = to_sdev(ibah->device);

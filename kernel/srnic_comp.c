@@ -9,11 +9,6 @@
 #include "srnic_trace.h"
 #include "srnic_transport.h"
 
-static inline u8 srnic_cqe_owner(u32 n, u32 log)
-{
-	return ((n >> log) & 1) ^ 1;
-}
-
 /*
  * Appends @src to @cq.  A ring that holds no free entry by the consumer
  * counter in user memory (or a counter that makes no sense) is an overrun:
@@ -72,8 +67,13 @@ static __always_inline bool srnic_cq_put(struct srnic_cq *cq,
 	/*
 	 * The arm word from the doorbell slot, which holds the same value
 	 * (docs/abi.md): the record's line also holds the consumer counter
-	 * the provider writes on every poll.
+	 * the provider writes on every poll.  The entry is visible before
+	 * the arm word is read, as the arming side stores the arm word
+	 * before it looks for entries: one of the two sees the other, so an
+	 * arm that races with this entry is not left waiting for an event
+	 * (IB_CQ_REPORT_MISSED_EVENTS depends on it).
 	 */
+	smp_mb();
 	arm = READ_ONCE(cq->dbr.kva->value);
 	if ((arm & 0xff) != SRNIC_CQ_ARM_NONE && arm != cq->fired_arm &&
 	    ((arm & 0xff) == SRNIC_CQ_ARM_NEXT || solicited)) {

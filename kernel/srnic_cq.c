@@ -3,6 +3,7 @@
  * Completion queues: the CQE ring and the doorbell record live in user
  * memory, pinned here; the producer counter is the kernel's own, the
  * consumer counter in the doorbell record is the user's and untrusted.
+ * Kernel consumers' CQs have the same layout in kernel memory (srnic_kcq.c).
  */
 #include "srnic_loc.h"
 
@@ -45,19 +46,21 @@ int srnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct srnic_ucontext *suc;
 	int err;
 
-	/* Kernel consumers need kernel queues, which srnic does not have. */
-	if (!udata || !udata->inlen)
-		return -EOPNOTSUPP;
 	if (srnic_should_fail(sdev, SRNIC_FAULT_ALLOC, 0))
 		return -ENOMEM;
+	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
+		return -EINVAL;
+	if (!udata)
+		return srnic_kcq_create(sdev, cq, attr);
+	/* A user CQ's rings are the provider's: it must say where. */
+	if (!udata->inlen)
+		return -EOPNOTSUPP;
 	/*
 	 * The core passes TIMESTAMP_COMPLETION for a CQ created with
 	 * completion timestamps; IGNORE_OVERRUN is not offered.
 	 */
 	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)
 		return -EOPNOTSUPP;
-	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
-		return -EINVAL;
 	err = srnic_udata_in(udata, &req, sizeof(req));
 	if (!err)
 		err = srnic_cq_check_req(req.flags & ~SRNIC_CQ_FLAG_TIMESTAMP,
@@ -118,16 +121,6 @@ int srnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	srnic_umem_release(sdev, &cq->db);
 	srnic_umem_release(sdev, &cq->ring);
 	return 0;
-}
-
-/*
- * Owner bit of the CQE with free-running index @n in a ring of 1 << log
- * entries: 1 on the first pass, 0 on the second, and so on, so that a
- * zeroed ring holds no valid entry.
- */
-static inline u8 srnic_cqe_owner(u32 n, u32 log)
-{
-	return ((n >> log) & 1) ^ 1;
 }
 
 /*

@@ -55,6 +55,7 @@ int srnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 
 /* srnic_qp.c */
 int srnic_qp_init(struct srnic_qp *qp, bool receives);
+void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp);
 int srnic_qp_publish(struct srnic_dev *sdev, struct srnic_qp *qp,
 		     struct ib_qp_init_attr *init);
 
@@ -120,7 +121,7 @@ int srnic_create_rwq_ind_table(struct ib_rwq_ind_table *ibtbl,
 int srnic_destroy_rwq_ind_table(struct ib_rwq_ind_table *ibtbl);
 
 /* srnic_ah.c */
-int srnic_create_user_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+int srnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 			 struct ib_udata *udata);
 int srnic_destroy_ah(struct ib_ah *ibah, u32 flags);
 
@@ -282,6 +283,23 @@ void srnic_pinned_add(struct srnic_dev *sdev, long npages);
 int srnic_umem_pin(struct srnic_dev *sdev, u64 addr, size_t len, bool ring,
 		   struct srnic_umem *out);
 void srnic_umem_release(struct srnic_dev *sdev, struct srnic_umem *um);
+int srnic_kmem_alloc(size_t len, struct srnic_umem *out);
+
+/* Kernel consumers' queues (srnic_kcq.c, srnic_kqp.c). */
+int srnic_kdb_alloc(struct srnic_umem *db, struct srnic_db_ref *dbr);
+int srnic_kcq_create(struct srnic_dev *sdev, struct srnic_cq *cq,
+		     const struct ib_cq_init_attr *attr);
+int srnic_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+int srnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void srnic_kcq_forget_qp(struct srnic_cq *cq, u32 qpn);
+int srnic_kqp_create(struct srnic_dev *sdev, struct srnic_qp *qp,
+		     struct ib_qp_init_attr *init);
+void srnic_kqp_reset(struct srnic_qp *qp);
+int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int srnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access);
 
 /* srnic_mr.c */
 int srnic_mr_table_init(struct srnic_dev *sdev);

@@ -190,7 +190,7 @@ static enum srnic_resp srnic_fault_duplicate(struct srnic_engine *eng,
 	if (r != SRNIC_RESP_OK ||
 	    !srnic_should_fail(sdev, SRNIC_FAULT_DUPLICATE, qp->qpn))
 		return r;
-	if (qp->ibqp.qp_type != IB_QPT_UD) {
+	if (!srnic_qpt_ud(qp->ibqp.qp_type)) {
 		srnic_count(to_sdev(dst->ibqp.device), SRNIC_PC_DUP_REQUESTS);
 		return r;
 	}
@@ -237,7 +237,7 @@ static void srnic_loop_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	}
 	dst = srnic_peer_get(dev, m->dqpn);
-	if (dst && dst->ibqp.qp_type == IB_QPT_UD &&
+	if (dst && srnic_qpt_ud(dst->ibqp.qp_type) &&
 	    READ_ONCE(dst->attr.qkey) == m->qkey &&
 	    !srnic_should_fail(sdev, SRNIC_FAULT_DROP, qp->qpn) &&
 	    !srnic_fault_corrupt(sdev, qp, dst))
@@ -263,7 +263,7 @@ static void srnic_loop_request(struct srnic_engine *eng, struct srnic_qp *qp,
 	enum srnic_resp r;
 
 	rep->data = NULL;
-	if (type == IB_QPT_UD) {
+	if (srnic_qpt_ud(type)) {
 		srnic_loop_datagram(eng, qp, m, rep);
 		return;
 	}

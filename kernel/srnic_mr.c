@@ -238,6 +238,21 @@ err_free:
 	return ERR_PTR(err);
 }
 
+/* An MR the kernel describes (no user memory, no ODP), not yet published. */
+static struct srnic_mr *srnic_mr_alloc_kernel(int access)
+{
+	struct srnic_mr *mr;
+	int err;
+
+	err = srnic_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	return mr ?: ERR_PTR(-ENOMEM);
+}
+
 /*
  * An MR over kernel memory that is contiguous at @kva (device memory):
  * zero-based, one MTT block, nothing pinned.
@@ -249,14 +264,9 @@ struct ib_mr *srnic_reg_kernel_mr(struct ib_pd *ibpd, void *kva, u64 length,
 	struct srnic_mr *mr;
 	int err;
 
-	err = srnic_mr_check_access(access);
-	if (err)
-		return ERR_PTR(err);
-	if (access & IB_ACCESS_ON_DEMAND)
-		return ERR_PTR(-EINVAL);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
+	mr = srnic_mr_alloc_kernel(access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
 	mr->mtt.blocks = kvcalloc(1, sizeof(*mr->mtt.blocks), GFP_KERNEL);
 	if (!mr->mtt.blocks) {
 		kfree(mr);
@@ -269,6 +279,32 @@ struct ib_mr *srnic_reg_kernel_mr(struct ib_pd *ibpd, void *kva, u64 length,
 	err = srnic_mr_publish(sdev, mr, ibpd, 0, length, access);
 	if (err) {
 		srnic_mtt_free(sdev, &mr->mtt);
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+/*
+ * The MR a kernel PD's local_dma_lkey names (ib_alloc_pd asks for one per
+ * PD): all kernel memory, addressed as the core's virtual DMA addresses it.
+ * Its PD is a kernel PD, which no user QP or window can name, so a user
+ * WQE can never reach it.
+ */
+struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct srnic_dev *sdev = to_sdev(ibpd->device);
+	struct srnic_mr *mr;
+	int err;
+
+	if (ibpd->uobject)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = srnic_mr_alloc_kernel(access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->dma = true;
+	err = srnic_mr_publish(sdev, mr, ibpd, 0, U64_MAX, access);
+	if (err) {
 		kfree(mr);
 		return ERR_PTR(err);
 	}

@@ -94,6 +94,11 @@ struct srnic_mr {
 	u64 length;
 	struct srnic_mtt mtt;		/* pinned MRs */
 	struct srnic_odp *odp;		/* on-demand paging MRs (srnic_odp.c) */
+	/*
+	 * A kernel PD's DMA MR (get_dma_mr): iova is the kernel address,
+	 * as the core's virtual DMA gives it to kernel consumers.
+	 */
+	bool dma;
 
 	/*
 	 * Windows bound to the MR (each holds a reference).  While any is,
@@ -220,6 +225,10 @@ static inline void *srnic_mr_kva(struct srnic_mr *mr, u64 iova, size_t *contig)
 	if (mr->odp)
 		return srnic_odp_kva(mr, iova, contig);
 	left = mr->length - (iova - mr->iova);
+	if (unlikely(mr->dma)) {
+		*contig = left;
+		return (void *)(uintptr_t)iova;
+	}
 	off = iova - mr->iova + mtt->offset;
 	in_block = off & (pgsz - 1);
 	*contig = min(pgsz - in_block, left);

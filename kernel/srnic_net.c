@@ -201,7 +201,7 @@ static bool srnic_net_recv_ud(struct srnic_engine *eng, struct srnic_pkt *p)
 	dst = srnic_qp_get(p->sdev, srnic_bth_qpn(p->bth));
 	if (!dst)
 		return false;
-	if (dst->ibqp.qp_type != IB_QPT_UD ||
+	if (!srnic_qpt_ud(dst->ibqp.qp_type) ||
 	    READ_ONCE(dst->attr.qkey) != be32_to_cpu(deth->qkey)) {
 		srnic_qp_put(dst);
 		return false;
@@ -559,7 +559,7 @@ static void srnic_wire_request(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	rep->data = NULL;
 	rep->r = SRNIC_RESP_OK;
-	if (qp->ibqp.qp_type == IB_QPT_UD)
+	if (srnic_qpt_ud(qp->ibqp.qp_type))
 		srnic_net_send_ud(qp, m);
 	else
 		srnic_net_req_request(eng, qp, m, rep);

@@ -82,7 +82,7 @@ static int srnic_qp_check_geometry(struct ib_qp_init_attr *init,
 	return 0;
 }
 
-static void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp)
+void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp)
 {
 	srnic_db_free(&qp->dbr);
 	srnic_umem_release(sdev, &qp->db);
@@ -134,10 +134,18 @@ int srnic_qp_publish(struct srnic_dev *sdev, struct srnic_qp *qp,
 	u32 qpn;
 	int err;
 
-	/* QPNs 0 and 1 are the special QPs of the IB spec. */
-	err = xa_alloc_cyclic(&sdev->qps, &qpn, qp,
-			      XA_LIMIT(2, SRNIC_MAX_QP + 1), &sdev->next_qpn,
-			      GFP_KERNEL);
+	/*
+	 * QPNs 0 and 1 are the special QPs of the IB spec: QP1, the GSI QP,
+	 * is created by the core's MAD layer; a RoCE port has no QP0.
+	 */
+	if (init->qp_type == IB_QPT_GSI) {
+		qpn = 1;
+		err = xa_insert(&sdev->qps, qpn, qp, GFP_KERNEL);
+	} else {
+		err = xa_alloc_cyclic(&sdev->qps, &qpn, qp,
+				      XA_LIMIT(2, SRNIC_MAX_QP + 1),
+				      &sdev->next_qpn, GFP_KERNEL);
+	}
 	if (err < 0)
 		return err == -EBUSY ? -ENOMEM : err;
 	qp->qpn = qpn;
@@ -183,7 +191,9 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -ENOMEM;
 	if (init->qp_type == IB_QPT_XRC_TGT)
 		return srnic_create_xrc_tgt(sdev, qp, init);
-	if (!udata || !udata->inlen)
+	if (!udata)
+		return srnic_kqp_create(sdev, qp, init);
+	if (!udata->inlen)
 		return -EOPNOTSUPP;
 	switch (init->qp_type) {
 	case IB_QPT_RAW_PACKET:
@@ -272,6 +282,11 @@ int srnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	srnic_qp_unpublish(sdev, qp->qpn);
 	srnic_qp_put(qp);
 	wait_for_completion(&qp->drained);
+	if (qp->db.kernel) {
+		srnic_kcq_forget_qp(to_scq(ibqp->send_cq), qp->qpn);
+		srnic_kcq_forget_qp(ibqp->recv_cq ? to_scq(ibqp->recv_cq) :
+						    NULL, qp->qpn);
+	}
 	srnic_qp_release(sdev, qp);
 	mutex_destroy(&qp->lock);
 	return 0;
@@ -382,7 +397,7 @@ static int srnic_qp_resolve_path(struct srnic_qp *qp)
 	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
 	const struct ib_gid_attr *sgid;
 
-	if (qp->ibqp.qp_type == IB_QPT_UD ||
+	if (srnic_qpt_ud(qp->ibqp.qp_type) ||
 	    qp->ibqp.qp_type == IB_QPT_RAW_PACKET)
 		return 0;
 	sgid = rdma_get_gid_attr(qp->ibqp.device, SRNIC_PORT, grh->sgid_index);
@@ -470,6 +485,9 @@ static void srnic_qp_reset(struct srnic_qp *qp)
 	WRITE_ONCE(db->sq_consumer, 0);
 	WRITE_ONCE(db->error, 0);
 	WRITE_ONCE(db->rq_consumer, 0);
+	/* A kernel consumer's producers are ours: they restart too. */
+	if (qp->db.kernel)
+		srnic_kqp_reset(qp);
 }
 
 /* Publishes @state to the engines; they scan QPs that can send or flush. */

@@ -26,7 +26,7 @@ static bool srnic_opcode_ok(enum ib_qp_type type, u8 op)
 		return true;
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		return type != IB_QPT_UD;
+		return !srnic_qpt_ud(type);
 	case IB_UVERBS_WR_RDMA_READ:
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
@@ -54,7 +54,7 @@ static __always_inline void srnic_wqe_fetch(struct srnic_engine *eng,
 					    u32 idx)
 {
 	u32 stride = 1U << qp->sq.log_stride;
-	u32 hdr = srnic_send_hdr(qp->ibqp.qp_type);
+	u32 hdr = srnic_qpt_send_hdr(qp->ibqp.qp_type);
 	struct srnic_wqe_ctrl *ctrl = eng->wqe;
 	const u8 *slot = qp->sq.ring.kva +
 		((idx & ((1U << qp->sq.log_entries) - 1)) << qp->sq.log_stride);
@@ -78,7 +78,7 @@ static __always_inline bool srnic_wqe_ok(const struct srnic_qp *qp,
 					 const struct srnic_wqe_ctrl *ctrl)
 {
 	u32 stride = 1U << qp->sq.log_stride;
-	u32 hdr = srnic_send_hdr(qp->ibqp.qp_type);
+	u32 hdr = srnic_qpt_send_hdr(qp->ibqp.qp_type);
 
 	if (!srnic_opcode_ok(qp->ibqp.qp_type, ctrl->opcode))
 		return false;
@@ -101,8 +101,9 @@ static enum ib_wc_status srnic_local_op(struct srnic_qp *qp,
 }
 
 /* Fills the UD part of @m from the WQE's address vector; @sgid holds our GID. */
-static int srnic_ud_av(struct srnic_dev *sdev, const struct srnic_wqe_ud *ud,
-		       struct srnic_msg *m, u8 *sgid)
+static int srnic_ud_av(struct srnic_dev *sdev, struct srnic_qp *qp,
+		       const struct srnic_wqe_ud *ud, struct srnic_msg *m,
+		       u8 *sgid)
 {
 	const struct ib_gid_attr *attr;
 
@@ -117,7 +118,9 @@ static int srnic_ud_av(struct srnic_dev *sdev, const struct srnic_wqe_ud *ud,
 	m->traffic_class = ud->av.traffic_class;
 	m->flow_label = ud->av.flow_label & 0xfffff;
 	m->dqpn = ud->remote_qpn & 0xffffff;
-	m->qkey = ud->remote_qkey;
+	/* A Q_Key with its high bit set stands for the QP's own (IB 10.2.5). */
+	m->qkey = ud->remote_qkey & 0x80000000 ? READ_ONCE(qp->attr.qkey) :
+						 ud->remote_qkey;
 	return 0;
 }
 
@@ -293,7 +296,7 @@ static bool srnic_piece_ahead(struct srnic_dev *sdev, struct srnic_engine *eng,
 {
 	const struct srnic_wqe_ctrl *ctrl = eng->wqe;
 	const struct srnic_wqe_raddr *raddr = (const void *)(ctrl + 1);
-	u32 hdr = srnic_send_hdr(qp->ibqp.qp_type);
+	u32 hdr = srnic_qpt_send_hdr(qp->ibqp.qp_type);
 
 	srnic_wqe_fetch(eng, qp, idx);
 	if (!srnic_wqe_ok(qp, ctrl) || !srnic_opcode_ahead(ctrl->opcode))
@@ -365,7 +368,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 			  struct srnic_qp *qp, u64 *bytes)
 {
 	enum ib_qp_type type = qp->ibqp.qp_type;
-	u32 hdr = srnic_send_hdr(type);
+	u32 hdr = srnic_qpt_send_hdr(type);
 	struct srnic_wqe_ctrl *ctrl = eng->wqe;
 	enum ib_wc_status status = IB_WC_SUCCESS;
 	struct srnic_reply rep = {};
@@ -437,13 +440,13 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		m.len = eng->local.total;
 		goto complete;
 	}
-	if (type == IB_QPT_UD) {
+	if (srnic_qpt_ud(type)) {
 		u32 mtu = ib_mtu_enum_to_int(iboe_get_mtu(READ_ONCE(sdev->ndev->mtu)));
 
 		/* Larger than the path MTU: not sent, and no error (C10-93.1.1). */
 		if (m.len > mtu)
 			goto complete;
-		if (srnic_ud_av(sdev, eng->wqe + sizeof(*ctrl), &m, sgid))
+		if (srnic_ud_av(sdev, qp, eng->wqe + sizeof(*ctrl), &m, sgid))
 			status = IB_WC_LOC_QP_OP_ERR;
 	} else {
 		status = srnic_msg_connected(eng, qp, ctrl, &m);
@@ -461,8 +464,8 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		return -EAGAIN;
 	}
 	/* A datagram waiting for the receiver's page has not gone yet. */
-	if (type != IB_QPT_UD || rep.r != SRNIC_RESP_FAULT)
-		srnic_req_account(qp, type == IB_QPT_UD ? m.dqpn :
+	if (!srnic_qpt_ud(type) || rep.r != SRNIC_RESP_FAULT)
+		srnic_req_account(qp, srnic_qpt_ud(type) ? m.dqpn :
 				  qp->attr.dest_qp_num, &m, rep.r);
 	if (rep.r == SRNIC_RESP_FAULT) {
 		/* The responder's page: the requester waits, as for a NAK. */
@@ -473,7 +476,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		srnic_req_take_answer(eng, &m, &rep);
 	qp->xport->reply_done(eng, &rep);
 	/* UD is unacknowledged: whatever became of the datagram, it went. */
-	if (type == IB_QPT_UD)
+	if (srnic_qpt_ud(type))
 		goto complete;
 	if (rep.r == SRNIC_RESP_OK)
 		*bytes += m.plen;

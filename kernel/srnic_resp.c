@@ -348,7 +348,7 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	struct srnic_dev *ddev = to_sdev(dst->ibqp.device);
 	struct srnic_srq *srq = srnic_recv_srq(dst, m);
 	struct srnic_recv_wqe_hdr *hdr = eng->rwqe;
-	bool ud = dst->ibqp.qp_type == IB_QPT_UD;
+	bool ud = srnic_qpt_ud(dst->ibqp.qp_type);
 	u32 grh = ud ? 40 : 0, max_sge, n;
 	struct srnic_cqe cqe = {};
 	enum srnic_resp r;
@@ -466,6 +466,8 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	}
 	if (ud) {
 		cqe.wc_flags |= SRNIC_CQE_GRH;
+		if (ipv6_addr_v4mapped((struct in6_addr *)m->sgid))
+			cqe.wc_flags |= SRNIC_CQE_GRH_IPV4;
 		cqe.src_qp = m->src_qpn;
 	}
 	srnic_qp_recv_cqe(dst, srq, &cqe, m->solicited);

@@ -93,8 +93,29 @@ err_umem:
 	return err;
 }
 
+/*
+ * Queue memory of a kernel consumer: zeroed, in the same layout as a user
+ * ring or doorbell record, and trusted no more than one (the engine's
+ * checks do not ask whose memory a queue is in).
+ */
+int srnic_kmem_alloc(size_t len, struct srnic_umem *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->kva = kvzalloc(len, GFP_KERNEL);
+	if (!out->kva)
+		return -ENOMEM;
+	out->len = len;
+	out->kernel = true;
+	return 0;
+}
+
 void srnic_umem_release(struct srnic_dev *sdev, struct srnic_umem *um)
 {
+	if (um->kernel) {
+		kvfree(um->kva);
+		memset(um, 0, sizeof(*um));
+		return;
+	}
 	if (!um->umem)
 		return;
 	if (um->vmapped)

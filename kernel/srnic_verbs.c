@@ -123,7 +123,8 @@ static int srnic_query_port(struct ib_device *ibdev, u32 port,
 	attr->pkey_tbl_len = 1;
 	attr->max_msg_sz = SRNIC_MAX_MSG_SIZE;
 	attr->max_vl_num = 1;
-	attr->port_cap_flags = 0;
+	/* Connection management through QP1 (ib_cm answers for the port). */
+	attr->port_cap_flags = IB_PORT_CM_SUP;
 	/*
 	 * The netdev's link speed; while the netdev is being unregistered the
 	 * core no longer finds it, and the slowest speed is reported instead
@@ -149,12 +150,11 @@ static int srnic_get_port_immutable(struct ib_device *ibdev, u32 port,
 	immutable->pkey_tbl_len = attr.pkey_tbl_len;
 	immutable->gid_tbl_len = attr.gid_tbl_len;
 	/*
-	 * RoCEv2 only, without MAD/CM: the port gets RoCEv2 GIDs from the
-	 * netdev's addresses.  No QP1 yet, so no ib_mad/ib_cm/rdma_cm.
+	 * RoCEv2 with MADs and CM over QP1: the port gets RoCEv2 GIDs from
+	 * the netdev's addresses, and ib_mad, ib_cm and rdma_cm bind it.
 	 */
-	immutable->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP |
-				    RDMA_CORE_CAP_ETH_AH;
-	immutable->max_mad_size = 0;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
 }
 
@@ -327,48 +327,6 @@ int srnic_udata_in(struct ib_udata *udata, void *req, size_t len)
 	return 0;
 }
 
-/*
- * Kernel consumers are not served yet (the engine runs user rings only):
- * the verbs the core requires of every device for them refuse cleanly.
- */
-static int srnic_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
-{
-	return -EOPNOTSUPP;
-}
-
-static int srnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f)
-{
-	return -EOPNOTSUPP;
-}
-
-/*
- * Send WQEs are posted in user memory, never through the kernel.  A
- * zero-WR post_send is the provider's doorbell system call, made when the
- * engine announced NEED_WAKEUP: it runs the QP's work (srnic_engine.c).
- */
-static int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-			   const struct ib_send_wr **bad_wr)
-{
-	if (!wr) {
-		srnic_engine_doorbell(to_sdev(ibqp->device), to_sqp(ibqp));
-		return 0;
-	}
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-static int srnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-			   const struct ib_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-static struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
 const struct ib_device_ops srnic_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
@@ -417,7 +375,8 @@ const struct ib_device_ops srnic_dev_ops = {
 	.modify_srq = srnic_modify_srq,
 	.query_srq = srnic_query_srq,
 	.destroy_srq = srnic_destroy_srq,
-	.create_user_ah = srnic_create_user_ah,
+	.create_ah = srnic_create_ah,
+	.create_user_ah = srnic_create_ah,
 	.destroy_ah = srnic_destroy_ah,
 	.post_send = srnic_post_send,
 	.post_recv = srnic_post_recv,

@@ -389,6 +389,12 @@ static int srnic_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 			      memory_order_release);
 	atomic_store_explicit((_Atomic uint32_t *)&cq->doorbell->value, arm,
 			      memory_order_release);
+	/*
+	 * The arm word is visible before the caller polls again: the engine
+	 * publishes an entry, then (full barrier) reads the arm word, so
+	 * either the poll sees the entry or the engine sees the arm.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
 	srnic_unlock(&cq->lock);
 	return 0;
 }

@@ -6,12 +6,13 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/vm/lib.sh"
 
 . "$top/tests/vm/tools.sh"	# ibv_*_pingpong, perftest, system calls per post
+. "$top/tests/vm/cm.sh"		# programs that connect through rdma_cm
 
 srnic_setup_main_device || { echo "vm: 0 passed, 1 failed, 0 skipped"; exit 1; }
 
 # SRNIC_SUITES="mr_test hostile_test teardown ..." runs only those parts (default: all); the
-# parts that are not kselftest suites are devices, ksft_runner, tools, pyverbs, install, teardown
-# and rmmod.
+# parts that are not kselftest suites are devices, ksft_runner, tools, cm, pyverbs, install,
+# teardown and rmmod.
 want() { [ -z "${SRNIC_SUITES:-}" ] || [[ " $SRNIC_SUITES " == *" $1 "* ]]; }
 
 # Time limits: the target's settings give each suite 30 minutes; a slower kernel gets more.
@@ -90,6 +91,9 @@ run_check "rdma link shows $SRNIC_DEV on $SRNIC_NETDEV" \
 	sh -c "rdma link show $SRNIC_DEV/1 | grep -q 'netdev $SRNIC_NETDEV'"
 run_tools
 fi
+
+# Programs that connect through rdma_cm (QP1, ib_cm and the kernel verbs under them).
+want cm && run_cm_tools
 
 # rdma-core's own suite, whole (Debian's python3-pyverbs): every generic test
 # runs; vendor (mlx5, EFA, CUDA) tests skip themselves.

@@ -22,8 +22,10 @@ _tools_listening() {
 }
 
 # _tools_pair NAME -- SERVER... -- CLIENT...: the server in the background
-# until it listens on $TOOLS_PORT, then the client; both must exit 0.  The
-# server is killed if anything fails.  Output is shown only on failure.
+# until it listens on $TOOLS_PORT ($TOOLS_LISTENING tells: a TCP port by
+# default), then the client; both must exit 0.  The server is killed if
+# anything fails.  Output is shown only on failure.
+TOOLS_LISTENING=_tools_listening
 _tools_pair() {
 	local name=$1 dir spid st=0 srv=() cli=()
 	shift 2
@@ -34,11 +36,11 @@ _tools_pair() {
 	timeout -k 5 "$TOOLS_SECS" "${srv[@]}" >"$dir/server" 2>&1 &
 	spid=$!
 	for _ in $(seq 1 600); do
-		_tools_listening "$TOOLS_PORT" && break
+		"$TOOLS_LISTENING" "$TOOLS_PORT" && break
 		kill -0 "$spid" 2>/dev/null || break
 		sleep 0.1
 	done
-	if ! _tools_listening "$TOOLS_PORT"; then
+	if ! "$TOOLS_LISTENING" "$TOOLS_PORT"; then
 		echo "# $name: the server never listened on port $TOOLS_PORT"
 		st=1
 	else
