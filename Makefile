@@ -19,6 +19,7 @@ deps:
 
 kernel:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/kverbs modules
 
 # The VM suites, a kselftest target (tests/vm/Makefile), built as the kernel builds its own:
 # placed in Debian's linux-source-6.12 selftests, then `make TARGETS=...` there.
@@ -42,7 +43,7 @@ check-host: user
 	cd $(CMAKE_BUILD) && ctest --output-on-failure
 
 check-vm: all
-	qemu/run --timeout $(VM_TIMEOUT) --module kernel/srnic.ko -- tests/vm/run-all.sh
+	qemu/run --timeout $(VM_TIMEOUT) --module kernel/srnic.ko --nic alone -- tests/vm/run-all.sh
 
 # The main job: boot, create a device, show the standard tools on it.
 run: deps all
@@ -62,4 +63,5 @@ uninstall:
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel clean
+	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/kverbs clean
 	rm -rf $(BUILD)

@@ -56,6 +56,8 @@
 #define SRNIC_MAX_CQE		((1 << 22) - 1)
 #define SRNIC_MAX_MR		(256 * 1024)
 #define SRNIC_MAX_MW		(64 * 1024)
+/* Pages one fast registration maps (max_fast_reg_page_list_len). */
+#define SRNIC_MAX_FR_PAGES	512
 #define SRNIC_MAX_DM_SIZE	(SRNIC_DM_MAX_PAGES * PAGE_SIZE)
 #define SRNIC_MAX_MR_SIZE	(1ULL << 40)
 #define SRNIC_MAX_MSG_SIZE	(1U << 31)
@@ -862,6 +864,22 @@ enum srnic_resp {
 	SRNIC_RESP_NAK_ACCESS,		/* remote access error */
 	SRNIC_RESP_NAK_OP,		/* remote operational error */
 	SRNIC_RESP_PENDING,		/* sent: the answer comes later (wire) */
+};
+
+/*
+ * IB_WR_REG_MR, posted by kernel consumers only: the segment after the
+ * control segment (where RDMA WQEs have their remote address).  The MR is
+ * named by its index; what the registration sets was read from the ib_mr
+ * when it was posted, as a NIC reads its WQE.
+ */
+#define SRNIC_WR_REG_MR		IB_WR_REG_MR
+struct srnic_kwqe_reg {
+	u64 iova;
+	u64 length;
+	u32 mr_index;
+	u32 key;			/* the key it gets */
+	u32 access;			/* IB_ACCESS_* */
+	u32 page_shift;
 };
 
 struct srnic_ah {

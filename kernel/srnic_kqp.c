@@ -176,6 +176,18 @@ static int srnic_kwqe_data(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
 	return 0;
 }
 
+/* What the registration sets, as the ib_mr holds it now. */
+static void srnic_kwqe_reg(struct srnic_kwqe_reg *seg,
+			   const struct ib_reg_wr *wr)
+{
+	seg->mr_index = to_smr(wr->mr)->index;
+	seg->key = wr->key;
+	seg->access = wr->access;
+	seg->iova = wr->mr->iova;
+	seg->length = wr->mr->length;
+	seg->page_shift = ilog2(wr->mr->page_size);
+}
+
 static int srnic_kwqe_send(struct srnic_qp *qp, void *wqe,
 			   const struct ib_send_wr *wr)
 {
@@ -192,6 +204,9 @@ static int srnic_kwqe_send(struct srnic_qp *qp, void *wqe,
 	case IB_WR_LOCAL_INV:
 		ctrl->imm_data = wr->ex.invalidate_rkey;
 		break;
+	case IB_WR_REG_MR:
+		srnic_kwqe_reg(wqe + sizeof(*ctrl), reg_wr(wr));
+		break;
 	case IB_WR_SEND:
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_READ:
@@ -205,6 +220,10 @@ static int srnic_kwqe_send(struct srnic_qp *qp, void *wqe,
 	ctrl->opcode = wr->opcode;
 	ctrl->wr_id = wr->wr_id;
 	ctrl->flags = srnic_kwqe_flags(wr->send_flags);
+	if (wr->opcode == IB_WR_REG_MR) {
+		ctrl->flags &= ~SRNIC_WQE_INLINE;
+		return 0;
+	}
 	err = srnic_kwqe_remote(qp, wqe + sizeof(*ctrl), wr);
 	if (!err)
 		err = srnic_kwqe_data(qp, ctrl, wqe + hdr, wr);

@@ -299,7 +299,17 @@ int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int srnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
+struct srnic_mr *srnic_mr_alloc_kernel(int access);
+int srnic_mr_publish(struct srnic_dev *sdev, struct srnic_mr *mr,
+		     struct ib_pd *ibpd, u64 iova, u64 length, int access);
+/* Kernel consumers' MRs (srnic_kmr.c). */
 struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *srnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int srnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+int srnic_fr_register(struct srnic_qp *qp, const struct srnic_kwqe_reg *reg);
+int srnic_invalidate(struct srnic_qp *qp, u32 key, bool remote);
 
 /* srnic_mr.c */
 int srnic_mr_table_init(struct srnic_dev *sdev);

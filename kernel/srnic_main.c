@@ -202,6 +202,12 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	if (err)
 		goto err_dealloc;
 
+	/*
+	 * Parented as a hardware RNIC is, by the netdev's own parent (a PCI
+	 * or virtio NIC; a veth has none): tools that look for a device's
+	 * netdev under /sys/class/infiniband/<dev>/device/net/ find it.
+	 */
+	sdev->ibdev.dev.parent = ndev->dev.parent;
 	err = ib_register_device(&sdev->ibdev, ibdev_name, NULL);
 	if (err) {
 		pr_err("srnic: registering %s on %s failed: %d\n", ibdev_name,

@@ -27,16 +27,6 @@ static void srnic_mr_uncache(void)
 #error "srnic needs CONFIG_INFINIBAND_VIRT_DMA"
 #endif
 
-/*
- * Access flags an MR may carry.  Optional flags (relaxed ordering) may be
- * ignored by definition and are not stored.  Atomic and MW-bind rights are
- * permissions only; the operations themselves are refused elsewhere.
- */
-#define SRNIC_MR_ACCESS \
-	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-	 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB | IB_ACCESS_ON_DEMAND)
-
 static void srnic_mr_release_work(struct work_struct *work);
 
 int srnic_mr_table_init(struct srnic_dev *sdev)
@@ -178,9 +168,6 @@ static void srnic_mr_drain(struct srnic_mr *mr)
 	wait_for_completion(&mr->drained);
 }
 
-static int srnic_mr_publish(struct srnic_dev *sdev, struct srnic_mr *mr,
-			    struct ib_pd *ibpd, u64 iova, u64 length,
-			    int access);
 
 struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
@@ -239,7 +226,7 @@ err_free:
 }
 
 /* An MR the kernel describes (no user memory, no ODP), not yet published. */
-static struct srnic_mr *srnic_mr_alloc_kernel(int access)
+struct srnic_mr *srnic_mr_alloc_kernel(int access)
 {
 	struct srnic_mr *mr;
 	int err;
@@ -285,34 +272,8 @@ struct ib_mr *srnic_reg_kernel_mr(struct ib_pd *ibpd, void *kva, u64 length,
 	return &mr->ibmr;
 }
 
-/*
- * The MR a kernel PD's local_dma_lkey names (ib_alloc_pd asks for one per
- * PD): all kernel memory, addressed as the core's virtual DMA addresses it.
- * Its PD is a kernel PD, which no user QP or window can name, so a user
- * WQE can never reach it.
- */
-struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access)
-{
-	struct srnic_dev *sdev = to_sdev(ibpd->device);
-	struct srnic_mr *mr;
-	int err;
-
-	if (ibpd->uobject)
-		return ERR_PTR(-EOPNOTSUPP);
-	mr = srnic_mr_alloc_kernel(access);
-	if (IS_ERR(mr))
-		return ERR_CAST(mr);
-	mr->dma = true;
-	err = srnic_mr_publish(sdev, mr, ibpd, 0, U64_MAX, access);
-	if (err) {
-		kfree(mr);
-		return ERR_PTR(err);
-	}
-	return &mr->ibmr;
-}
-
 /* Gives @mr an index and keys and makes it reachable by them. */
-static int srnic_mr_publish(struct srnic_dev *sdev, struct srnic_mr *mr,
+int srnic_mr_publish(struct srnic_dev *sdev, struct srnic_mr *mr,
 			    struct ib_pd *ibpd, u64 iova, u64 length,
 			    int access)
 {
@@ -328,6 +289,7 @@ static int srnic_mr_publish(struct srnic_dev *sdev, struct srnic_mr *mr,
 	mr->index = index;
 	mr->ibmr.lkey = (index << SRNIC_MKEY_KEY_BITS) | mrt->gen[index];
 	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = mr->ibmr.lkey;
 	if (!mr->odp)
 		mr->ibmr.page_size = 1U << mr->mtt.page_shift;
 	mr->pd = to_spd(ibpd);
@@ -489,8 +451,14 @@ int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	err = srnic_mr_mw_close(mr);
 	if (err)
 		return err;
-	/* The next MR at this index gets another key byte. */
-	mrt->gen[mr->index]++;
+	/*
+	 * The next MR at this index gets another key byte: for a
+	 * fast-registration MR, past the last key the consumer gave it.
+	 */
+	if (mr->fr)
+		mrt->gen[mr->index] = (u8)mr->ibmr.rkey + 1;
+	else
+		mrt->gen[mr->index]++;
 	xa_erase(&mrt->xa, mr->index);
 	atomic_inc(&srnic_mr_gen);
 	if (!mr->mtt.umem && !mr->odp) {
@@ -524,9 +492,14 @@ struct srnic_mr *srnic_mr_get_uncached(struct srnic_dev *sdev, u32 key,
  * Returns the MR that @key names, referenced, or NULL.  Does not sleep;
  * callable from any context.
  */
-struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key)
+/*
+ * The MR at @index, referenced, if its key is @key (any key: @any_key, for
+ * a fast registration that gives the MR its next key).
+ */
+struct srnic_mr *srnic_mr_get_index(struct srnic_dev *sdev, u32 index,
+				    u32 key, bool any_key)
 {
-	XA_STATE(xas, &sdev->mrt.xa, srnic_mkey_index(key));
+	XA_STATE(xas, &sdev->mrt.xa, index);
 	struct srnic_mr *mr;
 
 	/*
@@ -541,10 +514,16 @@ struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key)
 		if (xa_is_zero(mr))
 			mr = NULL;
 	} while (xas_retry(&xas, mr));
-	if (mr && (mr->ibmr.lkey != key || !kref_get_unless_zero(&mr->ref)))
+	if (mr && ((!any_key && READ_ONCE(mr->key) != key) ||
+		   !kref_get_unless_zero(&mr->ref)))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
+}
+
+struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key)
+{
+	return srnic_mr_get_index(sdev, srnic_mkey_index(key), key, false);
 }
 
 void srnic_mr_put(struct srnic_mr *mr)

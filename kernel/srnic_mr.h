@@ -99,6 +99,18 @@ struct srnic_mr {
 	 * as the core's virtual DMA gives it to kernel consumers.
 	 */
 	bool dma;
+	/*
+	 * A fast-registration MR (alloc_mr): its MTT holds up to @fr_max
+	 * pages, filled by map_mr_sg; IB_WR_REG_MR makes it valid (iova,
+	 * length, access, key), LOCAL_INV or a remote invalidation invalid
+	 * (length and access 0).  Those change while engines may read the
+	 * MR: its translation bounds every index by @fr_max.
+	 */
+	bool fr;
+	u32 fr_max;
+	u32 fr_shift;			/* page shift of the last map_mr_sg */
+	/* The key lookups compare: the ib_mr's, which a ULP may change early. */
+	u32 key;
 
 	/*
 	 * Windows bound to the MR (each holds a reference).  While any is,
@@ -141,7 +153,19 @@ static inline struct srnic_mr *to_smr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct srnic_mr, ibmr);
 }
 
+/*
+ * Access flags an MR may carry.  Optional flags (relaxed ordering) may be
+ * ignored by definition and are not stored.  Atomic and MW-bind rights are
+ * permissions only; the operations themselves are refused elsewhere.
+ */
+#define SRNIC_MR_ACCESS \
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+	 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB | IB_ACCESS_ON_DEMAND)
+
 struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key);
+struct srnic_mr *srnic_mr_get_index(struct srnic_dev *sdev, u32 index,
+				    u32 key, bool any_key);
 
 /*
  * The MR a key named last time, kept by a QP for the keys its send WQEs
@@ -208,6 +232,7 @@ static inline int srnic_mr_check(struct srnic_mr *mr, struct srnic_pd *pd,
 }
 
 void *srnic_odp_kva(struct srnic_mr *mr, u64 iova, size_t *contig);
+void *srnic_mr_kva_kernel(struct srnic_mr *mr, u64 iova, size_t *contig);
 
 /*
  * Kernel address of @iova in @mr, and in *@contig how many bytes from there
@@ -224,11 +249,9 @@ static inline void *srnic_mr_kva(struct srnic_mr *mr, u64 iova, size_t *contig)
 		return NULL;
 	if (mr->odp)
 		return srnic_odp_kva(mr, iova, contig);
+	if (unlikely(mr->dma || mr->fr))
+		return srnic_mr_kva_kernel(mr, iova, contig);
 	left = mr->length - (iova - mr->iova);
-	if (unlikely(mr->dma)) {
-		*contig = left;
-		return (void *)(uintptr_t)iova;
-	}
 	off = iova - mr->iova + mtt->offset;
 	in_block = off & (pgsz - 1);
 	*contig = min(pgsz - in_block, left);

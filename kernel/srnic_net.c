@@ -542,9 +542,8 @@ static void srnic_net_send_ud(struct srnic_qp *qp, const struct srnic_msg *m)
 		.sport = SRNIC_UDP_SPORT_BASE | hash_32(qp->qpn, 14),
 	};
 
-	/* A Q_Key with its high bit set means the QP's own (C10-15). */
-	ext.deth.qkey = cpu_to_be32((m->qkey & 0x80000000) ?
-				    READ_ONCE(qp->attr.qkey) : m->qkey);
+	/* The requester resolved a controlled Q_Key already (srnic_ud_av). */
+	ext.deth.qkey = cpu_to_be32(m->qkey);
 	ext.deth.sqp = cpu_to_be32(qp->qpn);
 	ext.imm = m->imm;
 	srnic_net_xmit(to_sdev(qp->ibqp.device), &t);

@@ -80,6 +80,10 @@ static __always_inline bool srnic_wqe_ok(const struct srnic_qp *qp,
 	u32 stride = 1U << qp->sq.log_stride;
 	u32 hdr = srnic_qpt_send_hdr(qp->ibqp.qp_type);
 
+	/* REG_MR names an MR by index: kernel consumers' rings only. */
+	if (ctrl->opcode == SRNIC_WR_REG_MR)
+		return qp->db.kernel && !ctrl->num_sge &&
+		       !(ctrl->flags & SRNIC_WQE_INLINE);
 	if (!srnic_opcode_ok(qp->ibqp.qp_type, ctrl->opcode))
 		return false;
 	if (ctrl->flags & SRNIC_WQE_INLINE)
@@ -89,15 +93,25 @@ static __always_inline bool srnic_wqe_ok(const struct srnic_qp *qp,
 	       hdr + ctrl->num_sge * sizeof(struct srnic_wqe_data) <= stride;
 }
 
-/* BIND_MW and LOCAL_INV: done at once, no peer involved. */
+/* BIND_MW, LOCAL_INV and REG_MR: done at once, no peer involved. */
 static enum ib_wc_status srnic_local_op(struct srnic_qp *qp,
 					const struct srnic_wqe_ctrl *ctrl)
 {
 	if (ctrl->opcode == IB_UVERBS_WR_BIND_MW)
 		return srnic_mw_bind(qp, ctrl, (const void *)(ctrl + 1)) ?
 			       IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
-	return srnic_mw_invalidate(qp, ctrl->imm_data, false) ?
+	if (ctrl->opcode == SRNIC_WR_REG_MR)
+		return srnic_fr_register(qp, (const void *)(ctrl + 1)) ?
+			       IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
+	return srnic_invalidate(qp, ctrl->imm_data, false) ?
 		       IB_WC_LOC_QP_OP_ERR : IB_WC_SUCCESS;
+}
+
+/* Local operations: the engine executes them without the transport. */
+static inline bool srnic_opcode_local(u8 op)
+{
+	return op == IB_UVERBS_WR_BIND_MW || op == IB_UVERBS_WR_LOCAL_INV ||
+	       op == SRNIC_WR_REG_MR;
 }
 
 /* Fills the UD part of @m from the WQE's address vector; @sgid holds our GID. */
@@ -399,8 +413,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		status = IB_WC_LOC_QP_OP_ERR;
 		goto complete;
 	}
-	if (ctrl->opcode == IB_UVERBS_WR_BIND_MW ||
-	    ctrl->opcode == IB_UVERBS_WR_LOCAL_INV) {
+	if (srnic_opcode_local(ctrl->opcode)) {
 		status = srnic_local_op(qp, ctrl);
 		goto complete;
 	}

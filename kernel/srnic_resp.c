@@ -445,7 +445,7 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 		}
 	}
 	/* After the data, as the IB spec orders it; a bad rkey fails both. */
-	if (m->has_inv && srnic_mw_invalidate(dst, m->imm, true)) {
+	if (m->has_inv && srnic_invalidate(dst, m->imm, true)) {
 		srnic_recv_fail(dst, srq, cqe.wr_id, IB_WC_REM_INV_REQ_ERR);
 		return SRNIC_RESP_NAK_INV;
 	}
@@ -556,6 +556,11 @@ enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst
 	}
 	p = (u64 *)srnic_mr_kva(eng->remote.e[0].mr, eng->remote.e[0].iova,
 				&contig);
+	/* A fast-registration MR invalidated meanwhile translates nothing. */
+	if (!p) {
+		srnic_sg_release(&eng->remote);
+		return SRNIC_RESP_NAK_ACCESS;
+	}
 	if (write)
 		WRITE_ONCE(*p, m->compare_add);
 	else if (m->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP)

@@ -15,6 +15,13 @@
 #include <linux/tracepoint.h>
 #include "srnic.h"
 
+/* __assign_str() takes the source again before 6.10. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define srnic_assign_str(dst, src) __assign_str(dst)
+#else
+#define srnic_assign_str(dst, src) __assign_str(dst, src)
+#endif
+
 /* A doorbell system call: software asked for its QP to be run now. */
 TRACE_EVENT(srnic_doorbell,
 	TP_PROTO(struct srnic_dev *sdev, u32 qpn),
@@ -24,7 +31,7 @@ TRACE_EVENT(srnic_doorbell,
 		__field(u32, qpn)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		srnic_assign_str(dev, dev_name(&sdev->ibdev.dev));
 		__entry->qpn = qpn;
 	),
 	TP_printk("%s qpn=%u", __get_str(dev), __entry->qpn)
@@ -44,7 +51,7 @@ TRACE_EVENT(srnic_wqe,
 		__field(u32, num_sge)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		srnic_assign_str(dev, dev_name(&qp->ibqp.device->dev));
 		__entry->qpn = qp->qpn;
 		__entry->index = index;
 		__entry->opcode = opcode;
@@ -72,7 +79,7 @@ TRACE_EVENT(srnic_msg,
 		__field(int, resp)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		srnic_assign_str(dev, dev_name(&qp->ibqp.device->dev));
 		__entry->qpn = qp->qpn;
 		__entry->dqpn = dqpn;
 		__entry->len = len;
@@ -96,7 +103,7 @@ TRACE_EVENT(srnic_retry,
 		__field(unsigned int, usec)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		srnic_assign_str(dev, dev_name(&qp->ibqp.device->dev));
 		__entry->qpn = qp->qpn;
 		__entry->rnr = rnr;
 		__entry->left = left;
@@ -122,7 +129,7 @@ TRACE_EVENT(srnic_cqe,
 		__field(bool, ok)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		srnic_assign_str(dev, dev_name(&cq->ibcq.device->dev));
 		__entry->cqn = cq->cqn;
 		__entry->qpn = cqe->qp_num;
 		__entry->wr_id = cqe->wr_id;
@@ -151,7 +158,7 @@ TRACE_EVENT(srnic_odp_fault,
 		__field(int, ret)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		srnic_assign_str(dev, dev_name(&mr->ibmr.device->dev));
 		__entry->lkey = mr->ibmr.lkey;
 		__entry->iova = iova;
 		__entry->len = len;
@@ -174,7 +181,7 @@ TRACE_EVENT(srnic_odp_invalidate,
 		__field(u64, end)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		srnic_assign_str(dev, dev_name(&mr->ibmr.device->dev));
 		__entry->lkey = mr->ibmr.lkey;
 		__entry->start = start;
 		__entry->end = end;
@@ -192,7 +199,7 @@ TRACE_EVENT(srnic_engine_sleep,
 		__field(int, reason)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		srnic_assign_str(dev, dev_name(&sdev->ibdev.dev));
 		__entry->reason = reason;
 	),
 	TP_printk("%s %s", __get_str(dev),
@@ -208,7 +215,7 @@ TRACE_EVENT(srnic_engine_wake,
 		__field(bool, kicked)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		srnic_assign_str(dev, dev_name(&sdev->ibdev.dev));
 		__entry->kicked = kicked;
 	),
 	TP_printk("%s %s", __get_str(dev),

@@ -54,10 +54,12 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 	attr->tm_caps.max_ops = SRNIC_TM_MAX_TAGS;
 	attr->tm_caps.max_sge = SRNIC_TM_MAX_SGE;
 	/*
-	 * Memory windows of type 1 and 2B; "memory management extensions"
-	 * as user space sees them: LOCAL_INV and SEND_WITH_INV of type 2
-	 * windows (there are no user fast-register MRs).
+	 * Memory windows of type 1 and 2B; "memory management extensions":
+	 * fast registration for kernel consumers (REG_MR, LOCAL_INV and
+	 * SEND_WITH_INV of their MRs), LOCAL_INV and SEND_WITH_INV of type 2
+	 * windows for everyone.
 	 */
+	attr->max_fast_reg_page_list_len = SRNIC_MAX_FR_PAGES;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SYS_IMAGE_GUID |
@@ -346,7 +348,9 @@ const struct ib_device_ops srnic_dev_ops = {
 	.fill_res_qp_entry_raw = srnic_fill_res_qp_entry_raw,
 	.fill_res_cq_entry = srnic_fill_res_cq_entry,
 	.fill_res_mr_entry = srnic_fill_res_mr_entry,
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 	.fill_res_srq_entry = srnic_fill_res_srq_entry,
+#endif
 	.get_port_immutable = srnic_get_port_immutable,
 	.get_link_layer = srnic_get_link_layer,
 	.query_pkey = srnic_query_pkey,
@@ -381,6 +385,8 @@ const struct ib_device_ops srnic_dev_ops = {
 	.post_send = srnic_post_send,
 	.post_recv = srnic_post_recv,
 	.get_dma_mr = srnic_get_dma_mr,
+	.alloc_mr = srnic_alloc_mr,
+	.map_mr_sg = srnic_map_mr_sg,
 	.reg_user_mr = srnic_reg_user_mr,
 	.rereg_user_mr = srnic_rereg_user_mr,
 	.dereg_mr = srnic_dereg_mr,

@@ -17,6 +17,10 @@ rm -rf "$kb/srnic"
 mkdir -p "$kb/srnic"
 cp -r kernel include dkms.conf "$kb/srnic/"
 make -s -C "$kb/src" M="$kb/srnic/kernel" modules
+# ... and the kernel-verbs test module (tests/vm/kverbs.sh loads it).
+cp -r tests/vm/kverbs "$kb/srnic/"
+make -s -C "$kb/src" M="$kb/srnic/kverbs" modules
+export SRNIC_KVERBS_KO=$kb/srnic/kverbs/srnic_kverbs_test.ko
 
 # srnic.max_mr: a table of 32,768 MRs, so the tests that fill it (or a quarter of it) take
 # minutes rather than most of an hour; every registration costs milliseconds here.

@@ -8,7 +8,7 @@ export DEBIAN_FRONTEND=noninteractive
 base_pkgs=(build-essential cmake pkg-config git kmod bc flex bison libelf-dev python3
 	qemu-system-x86 busybox-static iproute2 strace procps rsync tcpdump tshark
 	dkms iperf3 rdma-core libibverbs-dev ibverbs-utils ibverbs-providers libibverbs1 librdmacm-dev
-	perftest rdmacm-utils python3-pyverbs infiniband-diags
+	perftest rdmacm-utils python3-pyverbs infiniband-diags nvme-cli fio nfs-kernel-server
 	linux-source-6.12 linux-headers-amd64 googletest libgtest-dev)
 
 missing() {

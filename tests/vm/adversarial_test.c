@@ -13,6 +13,9 @@
  *    modify_qp with random driver data and attributes.
  *  - odp_churn: ODP ranges (explicit and implicit MRs) dropped and remapped
  *    while WRITEs and READs use them.
+ *  - reg_mr_opcode_is_kernel_only, local_inv_of_keys_not_the_users: the
+ *    kernel's fast-registration opcode, and LOCAL_INV of keys that are not
+ *    the user's, written into the ring one WQE at a time.
  *
  * Each asserts that every batch ends (completions or the QP in error)
  * within a deadline, that canary pages around and between the MRs are
@@ -758,25 +761,82 @@ static void *churn(void *p)
 	return NULL;
 }
 
-/* One signaled 64-byte WRITE within arena a, at ring position @prod. */
-static void adv_post_write(struct raw_qp *g, const struct arena *ar, uint32_t prod)
+/*
+ * The send WQE at ring position @prod, cleared: a signaled @opcode with
+ * wr_id 100 + @prod; the caller fills the rest.
+ */
+static struct srnic_wqe_ctrl *adv_wqe(struct raw_qp *g, uint32_t prod, uint8_t opcode)
 {
 	uint8_t *slot = (uint8_t *)g->sq_ring +
 			((size_t)(prod & ((1u << RAW_QP_LOG_SQ) - 1)) << RAW_QP_LOG_STRIDE);
 	struct srnic_wqe_ctrl *c = (struct srnic_wqe_ctrl *)slot;
-	struct srnic_wqe_raddr *ra = (struct srnic_wqe_raddr *)(c + 1);
-	struct srnic_wqe_data *d = (struct srnic_wqe_data *)(slot + SRNIC_SEND_HDR_RC);
 
-	memset(slot, 0, SRNIC_SEND_HDR_RC + sizeof(*d));
-	c->opcode = IBV_WR_RDMA_WRITE;
+	memset(slot, 0, (size_t)1 << RAW_QP_LOG_STRIDE);
+	c->opcode = opcode;
 	c->flags = SRNIC_WQE_SIGNALED;
-	c->num_sge = 1;
 	c->wr_id = 100 + prod;
-	ra->remote_addr = (uintptr_t)ar->a + 4096;
-	ra->rkey = ar->mra.rkey;
+	return c;
+}
+
+/* One signaled 64-byte WRITE from arena a to @raddr by @rkey, at ring position @prod. */
+static void adv_post_write_to(struct raw_qp *g, const struct arena *ar, uint32_t prod,
+			      uint64_t raddr, uint32_t rkey)
+{
+	struct srnic_wqe_ctrl *c = adv_wqe(g, prod, IBV_WR_RDMA_WRITE);
+	struct srnic_wqe_raddr *ra = (struct srnic_wqe_raddr *)(c + 1);
+	struct srnic_wqe_data *d = (struct srnic_wqe_data *)((uint8_t *)c + SRNIC_SEND_HDR_RC);
+
+	c->num_sge = 1;
+	ra->remote_addr = raddr;
+	ra->rkey = rkey;
 	d->addr = (uintptr_t)ar->a;
 	d->lkey = ar->mra.lkey;
 	d->length = 64;
+}
+
+/* One signaled 64-byte WRITE within arena a, at ring position @prod. */
+static void adv_post_write(struct raw_qp *g, const struct arena *ar, uint32_t prod)
+{
+	adv_post_write_to(g, ar, prod, (uintptr_t)ar->a + 4096, ar->mra.rkey);
+}
+
+/*
+ * Rings the send doorbell for the WQE at ring position @prod (the QP's
+ * next) and waits for its CQE, then 20 ms more for any other: the CQE's
+ * status, or -1 (logged) when none came, more than one, or another WQE's.
+ */
+static int adv_run_one(struct __test_metadata *_metadata, struct raw_qp *g,
+		       uint32_t prod)
+{
+	const uint32_t mask = (1u << RAW_QP_LOG_CQ) - 1;
+	const struct srnic_cqe *ring = g->cq_ring;
+	uint32_t first = g->cq_cons;
+	uint64_t end = now_ms() + scaled_ms(WC_MS);
+	int cqes = 0, errors = 0;
+
+	if (srnic_raw_ring_sq(g->fd, g->qp.core.qp_handle, g->qp_db,
+			      raw_qp_sq_slot(g), prod + 1)) {
+		TH_LOG("doorbell: %s", strerror(errno));
+		return -1;
+	}
+	while (!cqes && now_ms() < end) {
+		raw_qp_reap(g, &cqes, &errors);
+		if (!cqes)
+			usleep(100);
+	}
+	usleep(scaled_ms(20) * 1000);
+	raw_qp_reap(g, &cqes, &errors);
+	if (cqes == 1 && ring[first & mask].wr_id == 100 + prod)
+		return ring[first & mask].status;
+	TH_LOG("WQE %u: %d CQEs in %llu ms", prod, cqes,
+	       (unsigned long long)scaled_ms(WC_MS));
+	for (int i = 0; i < cqes; i++) {
+		const struct srnic_cqe *c = &ring[(first + i) & mask];
+
+		TH_LOG("  CQE %d: wr_id %llu status %u opcode %u", i,
+		       (unsigned long long)c->wr_id, c->status, c->opcode);
+	}
+	return -1;
 }
 
 /*
@@ -818,6 +878,148 @@ TEST_F(adv, reset_forgets_the_doorbell)
 	}
 	EXPECT_EQ(1, cqes) TH_LOG("completions of work posted before the reset");
 	EXPECT_EQ(0, errors);
+}
+
+/* ---- kernel-only work requests, and keys that are not the user's ---- */
+
+/* IB_WR_REG_MR, a kernel QP's opcode: the kernel's segment after the control one. */
+#define ADV_KERNEL_WR_REG_MR 0x20
+struct adv_reg_seg {			/* struct srnic_kwqe_reg */
+	uint64_t iova;
+	uint64_t length;
+	uint32_t mr_index;
+	uint32_t key;
+	uint32_t access;
+	uint32_t page_shift;
+};
+
+/*
+ * The arena and its QP for one WQE at a time: adv_build's, with no receive
+ * posted (an error flushes the receive queue too: 16 more CQEs each time).
+ */
+static void adv_build_sends_only(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(adv) *self, uint64_t *seed)
+{
+	adv_build(_metadata, self, seed);
+	atomic_store_explicit((_Atomic uint32_t *)&self->g.qp_db->rq_producer, 0,
+			      memory_order_release);
+	ASSERT_EQ(0, raw_qp_reset(&self->g, &self->e));
+}
+
+/* The WQE at ring position 0 run on a QP just reset: its status; the QP reset again. */
+static int adv_run_first(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(adv) *self, bool want_err)
+{
+	int st = adv_run_one(_metadata, &self->g, 0);
+
+	if (want_err)
+		EXPECT_EQ(IBV_QPS_ERR, uverbs_query_qp_state(self->g.fd,
+							      self->g.qp.core.qp_handle));
+	EXPECT_EQ(0, raw_qp_reset(&self->g, &self->e));
+	return st;
+}
+
+/* @key with its key byte moved on: a key the MR at its index does not have yet. */
+static uint32_t next_key(uint32_t key)
+{
+	return (key & ~0xffu) | ((key + 1) & 0xff);
+}
+
+/*
+ * IB_WR_REG_MR names an MR by index and gives it any range, access and key:
+ * kernel QPs only (their PDs alone have fast-registration MRs).  Written
+ * into a user QP's ring, naming the user's MR b (local write only) with
+ * every remote right, MR a over the canaries around it, or the lowest
+ * indexes (MRs the kernel made at boot, its DMA MRs), it completes
+ * IBV_WC_LOC_QP_OP_ERR, moves the QP to error and registers nothing: the
+ * keys it asked for reach nothing, b still refuses remote writes and a
+ * works as before.
+ */
+TEST_F(adv, reg_mr_opcode_is_kernel_only)
+{
+	uint64_t seed = 1;
+	const struct arena *ar;
+
+	adv_build_sends_only(_metadata, self, &seed);
+	ar = &self->ar;
+	struct {
+		uint32_t index, key;
+		uint64_t iova, length;
+		const char *what;
+	} t[] = {
+		{ ar->mrb.lkey >> 8, next_key(ar->mrb.lkey), (uintptr_t)ar->b, REGION,
+		  "b, every right" },
+		{ ar->mra.lkey >> 8, next_key(ar->mra.lkey), (uintptr_t)ar->base,
+		  5 * REGION, "a, over the canaries" },
+		{ 1, 1 << 8 | 0x11, (uintptr_t)ar->a, REGION, "index 1" },
+		{ 2, 2 << 8 | 0x11, (uintptr_t)ar->a, REGION, "index 2" },
+		{ 3, 3 << 8 | 0x11, (uintptr_t)ar->a, REGION, "index 3" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct srnic_wqe_ctrl *c = adv_wqe(&self->g, 0, ADV_KERNEL_WR_REG_MR);
+		struct adv_reg_seg *reg = (struct adv_reg_seg *)(c + 1);
+
+		reg->iova = t[i].iova;
+		reg->length = t[i].length;
+		reg->mr_index = t[i].index;
+		reg->key = t[i].key;
+		reg->access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+		reg->page_shift = 12;
+		EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, adv_run_first(_metadata, self, true))
+			TH_LOG("REG_MR of %s", t[i].what);
+		/* The key it asked for reaches nothing. */
+		adv_post_write_to(&self->g, ar, 0, t[i].iova + REGION / 2, t[i].key);
+		EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, adv_run_first(_metadata, self, true))
+			TH_LOG("WRITE by the key REG_MR of %s asked for", t[i].what);
+	}
+	/* b: still no remote write; a: as it was. */
+	adv_post_write_to(&self->g, ar, 0, (uintptr_t)ar->b, ar->mrb.rkey);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, adv_run_first(_metadata, self, true));
+	EXPECT_EQ(-1, all_eq(ar->b, REGION, 0));
+	fill(self->ar.a, 64, 7);
+	adv_post_write(&self->g, ar, 0);
+	EXPECT_EQ(IBV_WC_SUCCESS, adv_run_first(_metadata, self, false));
+	EXPECT_EQ(-1, verify(ar->a + 4096, 64, 7));
+	EXPECT_EQ(-1, arena_canaries(ar));
+	adv_after(_metadata, self);
+}
+
+/*
+ * LOCAL_INV from a user QP naming keys it may not invalidate: 0, random
+ * keys (MR and window space), the lowest indexes with key byte 0 (MRs the
+ * kernel made at boot), another PD's MR, a deregistered MR's key, and its
+ * own MR a (a registered MR, not a fast-registration one: only kernel PDs
+ * have those).  Each completes IBV_WC_LOC_QP_OP_ERR and moves the QP to
+ * error; a still works afterwards.
+ */
+TEST_F(adv, local_inv_of_keys_not_the_users)
+{
+	uint64_t seed = adv_seed(_metadata, "local_inv_of_keys_not_the_users");
+	const struct arena *ar;
+
+	adv_build_sends_only(_metadata, self, &seed);
+	ar = &self->ar;
+	const uint32_t keys[] = {
+		0, (uint32_t)xorshift(&seed) & 0x7fffffffu,
+		(uint32_t)xorshift(&seed) | 0x80000000u, 1 << 8, 2 << 8, 3 << 8,
+		ar->mrc.lkey, ar->stale, ar->mra.lkey, ar->mrb.lkey,
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		struct srnic_wqe_ctrl *c = adv_wqe(&self->g, 0, IBV_WR_LOCAL_INV);
+
+		c->imm_data = keys[i];
+		EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, adv_run_first(_metadata, self, true))
+			TH_LOG("LOCAL_INV of 0x%x", keys[i]);
+	}
+	fill(self->ar.a, 64, 8);
+	adv_post_write(&self->g, ar, 0);
+	EXPECT_EQ(IBV_WC_SUCCESS, adv_run_first(_metadata, self, false));
+	EXPECT_EQ(-1, verify(ar->a + 4096, 64, 8));
+	EXPECT_EQ(-1, arena_canaries(ar));
+	adv_after(_metadata, self);
 }
 
 TEST_F_TIMEOUT(adv, odp_churn, 900)

@@ -143,3 +143,28 @@ run_cm_tools() {
 	run_check "ib_read_bw -R" _cm_perftest ib_read_bw -n 200
 	ip addr del "$CM_ADDR/24" dev "$SRNIC_NETDEV"
 }
+
+# rdma-core's rdma_cm tests (test_rdmacm) find a device's netdev only under
+# /sys/class/infiniband/<dev>/device/net/, which a veth has not: they run on a
+# device bound to the VM's virtio NIC (eth0, qemu/run --nic alone), which
+# srnic parents by the NIC's PCI device as hardware RNICs are.
+run_cm_pyverbs() {
+	local nd=eth0 dev=srnic_nic addr=10.78.2.1
+	echo "# ---- rdma-core test_rdmacm on $dev ($addr on $nd)"
+	if [ ! -e "/sys/class/net/$nd/device" ]; then
+		echo "ok - rdma-core test_rdmacm # SKIP no NIC with a parent device (qemu/run --nic alone)"
+		SKIPPED=$((SKIPPED + 1))
+		return
+	fi
+	if ! modprobe rdma_ucm || ! ip addr add "$addr/24" dev "$nd" || ! ip link set "$nd" up ||
+	   ! rdma link add "$dev" type srnic netdev "$nd" || ! wait_gid "$dev" ||
+	   ! SRNIC_DEV=$dev _cm_gid "$addr"; then
+		run_check "rdma-core test_rdmacm: $dev on $nd with $addr" false
+	else
+		run_check "$dev/device/net/ holds $nd (the NIC's device is its parent)" \
+			test -d "/sys/class/infiniband/$dev/device/net/$nd"
+		SRNIC_DEV=$dev run_pyverbs test_rdmacm
+	fi
+	rdma link del "$dev" 2>/dev/null
+	ip addr del "$addr/24" dev "$nd" 2>/dev/null
+}

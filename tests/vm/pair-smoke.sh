@@ -5,7 +5,7 @@
 # datagrams (ibv_ud_pingpong -c, IPv4; between srnic devices also IPv6), RC and UC (the
 # pingpongs with data checks, the eight perftest programs), then RC on a bad wire (netem loss,
 # reordering, duplication, corruption); srnic's counters show the packets, tshark decodes
-# captures of UD and RC between srnic devices.  Prints "ok - ..." / "not ok - ..." lines; exits non-zero if one
+# captures of UD and RC between srnic devices; rdma_cm (rping, ucmatose) srnic with rxe and with srnic.  Prints "ok - ..." / "not ok - ..." lines; exits non-zero if one
 # failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,6 +30,7 @@ check() {	# check NAME CMD...: runs CMD, prints its TAP line
 	fi
 }
 
+modprobe rdma_ucm	# rdma_cm for processes
 wire_up || { echo "not ok - $WIRE_ROLE: the wire came up"; exit 1; }
 echo "ok - $WIRE_ROLE: the wire came up ($WIRE_ME, peer $WIRE_PEER)"
 modprobe rdma_rxe && rdma link add rxe0 type rxe netdev "$WIRE_IF" && wire_wait_gid rxe0 ||
@@ -158,6 +159,28 @@ capture_stop() {
 	return 0
 }
 
+# cm_side server|client PORT CMD...: as wire_side, for programs that connect through rdma_cm:
+# the server is waited for by its listening rdma_cm ID (its port is no TCP port).
+cm_listening() { rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN .*:$1 "; }
+cm_side() { WIRE_LISTENING=cm_listening wire_side "$@"; }
+
+# cm_both PORT WHAT: rdma_cm across the wire, a's server and b's client: rping with data checks
+# (QP1 and ib_cm on both sides: REQ, REP, RTU, then RC traffic) and ucmatose.
+cm_both() {
+	local port=$1 what=$2
+	if [ "$WIRE_ROLE" = a ]; then
+		check "rping -V -C 100, $what (a serves)" \
+			cm_side server "$port" rping -s -a "$WIRE_ME" -p "$port" -V -C 100
+		check "ucmatose, $what (a serves)" \
+			cm_side server $((port + 1)) ucmatose -b "$WIRE_ME" -p $((port + 1)) -C 20
+	else
+		check "rping -V -C 100, $what (a serves)" \
+			cm_side client "$port" rping -c -a "$WIRE_PEER" -p "$port" -V -C 100
+		check "ucmatose, $what (a serves)" \
+			cm_side client $((port + 1)) ucmatose -s "$WIRE_PEER" -p $((port + 1)) -C 20
+	fi
+}
+
 # use KIND: this side's device on eth0 becomes KIND (rxe or srnic), once both sides are ready.
 use() { wire_use "$1" || { echo "not ok - $WIRE_ROLE: $dev on $WIRE_IF"; fail=1; }; }
 
@@ -167,6 +190,7 @@ wire_sync "srnic-rxe"
 wire_sync "srnic-rxe-ready"
 both ibv_ud_pingpong 18517 "srnic (a) with rxe (b), UD over the wire"
 connected 18600 "srnic (a) with rxe (b)"
+cm_both 18610 "srnic (a) with rxe (b)"
 ONE_WAY=1 badwire 18640 "srnic (a) with rxe (b), 5% loss" retransmits loss 5%
 ONE_WAY=1 badwire 18650 "srnic (a) with rxe (b), 1% corruption" rx_icrc_errors corrupt 1%
 wire_sync "srnic-srnic"
@@ -198,6 +222,7 @@ check "ib_atomic_bw under capture" perftest ib_atomic_bw $me_a 18694 -n 20
 capture_stop && check "tshark decodes every RC packet, SEND, WRITE, READ, ACK and atomic opcodes among them" \
 	rc_capture_ok
 connected 18700 "srnic with srnic"
+cm_both 18710 "srnic with srnic"
 badwire 18740 "srnic with srnic, 1% loss" retransmits loss 1%
 badwire 18750 "srnic with srnic, 5% loss" seq_naks_sent loss 5%
 badwire 18760 "srnic with srnic, 25% reordering" seq_naks_sent delay 2ms reorder 25% 50%

@@ -7,12 +7,14 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 
 . "$top/tests/vm/tools.sh"	# ibv_*_pingpong, perftest, system calls per post
 . "$top/tests/vm/cm.sh"		# programs that connect through rdma_cm
+. "$top/tests/vm/kverbs.sh"	# the kernel verbs, from a test module
+. "$top/tests/vm/ulp.sh"	# kernel ULPs: NVMe over RDMA, NFS over RDMA
 
 srnic_setup_main_device || { echo "vm: 0 passed, 1 failed, 0 skipped"; exit 1; }
 
 # SRNIC_SUITES="mr_test hostile_test teardown ..." runs only those parts (default: all); the
-# parts that are not kselftest suites are devices, ksft_runner, tools, cm, pyverbs, install,
-# teardown and rmmod.
+# parts that are not kselftest suites are devices, ksft_runner, tools, cm, kverbs, ulp, pyverbs,
+# install, teardown and rmmod.
 want() { [ -z "${SRNIC_SUITES:-}" ] || [[ " $SRNIC_SUITES " == *" $1 "* ]]; }
 
 # Time limits: the target's settings give each suite 30 minutes; a slower kernel gets more.
@@ -95,9 +97,15 @@ fi
 # Programs that connect through rdma_cm (QP1, ib_cm and the kernel verbs under them).
 want cm && run_cm_tools
 
+# The kernel verbs from a test module, then the kernel ULPs that use them.
+want kverbs && run_kverbs
+want ulp && run_ulp
+
 # rdma-core's own suite, whole (Debian's python3-pyverbs): every generic test
 # runs; vendor (mlx5, EFA, CUDA) tests skip themselves.
 want pyverbs && run_pyverbs
+# ... and its rdma_cm tests on a device whose netdev has a parent (the VM's NIC).
+want cm && run_cm_pyverbs
 
 # Teardown under load, and a kill -9 storm (tests/vm/teardown.sh).
 . "$top/tests/vm/teardown.sh"

@@ -78,6 +78,9 @@ wire_use() {
 		gid=$(wire_gid "$dev")
 }
 
+# Whether a server listens on TCP port $1 (wire_side's default test; WIRE_LISTENING names another).
+wire_tcp_listening() { ss -Hltn "sport = :$1" | grep -q .; }
+
 wire_side() {
 	local role=$1 port=$2 limit=${WIRE_CMD_TIMEOUT:-120}
 	shift 2
@@ -85,7 +88,7 @@ wire_side() {
 		timeout "$limit" "$@" &
 		local pid=$! i
 		for i in $(seq 1 300); do
-			ss -Hltn "sport = :$port" | grep -q . && break
+			"${WIRE_LISTENING:-wire_tcp_listening}" "$port" && break
 			sleep 0.1
 		done
 		wire_sync "listening-$port" || { kill $pid; return 1; }
