@@ -377,6 +377,8 @@ struct srnic_dev {
 	atomic64_t pinned_pages;
 
 	struct srnic_mr_table mrt;
+	/* What SRNIC_LOCAL_DMA_LKEY names: kernel memory (srnic_mr.dma). */
+	struct srnic_mr dma_mr;
 	atomic64_t dm_used;	/* bytes of device memory allocated */
 
 	/* On-demand paging counters (debugfs "odp"). */

@@ -10,6 +10,25 @@
  */
 #include "srnic_loc.h"
 
+/* The device's own DMA MR, outside the table: it lives as long as the device. */
+void srnic_dma_mr_init(struct srnic_dev *sdev)
+{
+	struct srnic_mr *mr = &sdev->dma_mr;
+
+	memset(mr, 0, sizeof(*mr));
+	mr->dma = true;
+	mr->access = IB_ACCESS_LOCAL_WRITE;
+	mr->length = U64_MAX;
+	mr->key = SRNIC_LOCAL_DMA_LKEY;
+	kref_init(&mr->ref);
+	init_completion(&mr->drained);
+	spin_lock_init(&mr->mw_lock);
+}
+
+/*
+ * A kernel PD's DMA MR with remote rights (ib_alloc_pd with
+ * IB_PD_UNSAFE_GLOBAL_RKEY asks for one): in the table, as any MR.
+ */
 struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access)
 {
 	struct srnic_dev *sdev = to_sdev(ibpd->device);

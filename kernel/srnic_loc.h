@@ -304,6 +304,7 @@ int srnic_mr_publish(struct srnic_dev *sdev, struct srnic_mr *mr,
 		     struct ib_pd *ibpd, u64 iova, u64 length, int access);
 /* Kernel consumers' MRs (srnic_kmr.c). */
 struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access);
+void srnic_dma_mr_init(struct srnic_dev *sdev);
 struct ib_mr *srnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			     u32 max_num_sg);
 int srnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,

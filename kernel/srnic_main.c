@@ -166,7 +166,8 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	srnic_init_device_attr(sdev, &sdev->attr);
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
 	sdev->ibdev.phys_port_cnt = 1;
-	sdev->ibdev.local_dma_lkey = 0;
+	sdev->ibdev.local_dma_lkey = SRNIC_LOCAL_DMA_LKEY;
+	srnic_dma_mr_init(sdev);
 	sdev->ibdev.node_guid = sdev->attr.sys_image_guid;
 	strscpy(sdev->ibdev.node_desc, "srnic", sizeof(sdev->ibdev.node_desc));
 	/* The zero-WR post_send is the doorbell wake-up call (srnic_engine.c). */

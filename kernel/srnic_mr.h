@@ -56,6 +56,13 @@ struct srnic_mr_table {
 #define SRNIC_MR_PGSZ_BITMAP \
 	(((SZ_4K | SZ_2M | SZ_1G) & PAGE_MASK) | PAGE_SIZE)
 
+/*
+ * The device's local_dma_lkey (IBK_LOCAL_DMA_LKEY): index 0, which no MR
+ * ever has, so a lookup in the table never finds it.  It names all kernel
+ * memory, for local access from kernel PDs only (srnic_sge_mr).
+ */
+#define SRNIC_LOCAL_DMA_LKEY	0x000000ffU
+
 #define SRNIC_MKEY_KEY_BITS	8
 #define SRNIC_MKEY_KEY_MASK	((1U << SRNIC_MKEY_KEY_BITS) - 1)
 #define srnic_mkey_index(key)	((key) >> SRNIC_MKEY_KEY_BITS)

@@ -77,6 +77,16 @@ int srnic_sg_resolve_window(struct srnic_dev *sdev, struct srnic_pd *pd,
 			srnic_sg_release(sg);
 			return -EMSGSIZE;
 		}
+		/* The local_dma_lkey: kernel PDs, local access, no bounds. */
+		if (unlikely(sge[i].lkey == SRNIC_LOCAL_DMA_LKEY) &&
+		    !pd->ibpd.uobject && !(access & ~IB_ACCESS_LOCAL_WRITE)) {
+			sg->e[sg->n++] = (struct srnic_sge_ref){
+				.mr = &sdev->dma_mr, .borrowed = true,
+				.iova = sge[i].addr, .len = len,
+			};
+			sg->total += len;
+			continue;
+		}
 		mr = srnic_mr_get_cached(sdev, sge[i].lkey, cache, &borrowed);
 		if (!mr || srnic_mr_check(mr, pd, access, sge[i].addr, len)) {
 			if (mr && !borrowed)

@@ -74,7 +74,13 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 	 */
 	attr->hca_core_clock = 1000000;
 	attr->timestamp_mask = U64_MAX;
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
+	/*
+	 * Kernel PDs share the device's local_dma_lkey: an MR per PD would
+	 * take a slot of the MR table (the one ib_mad's PD needs on every
+	 * device among them) from what max_mr promises users.
+	 */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING |
+				 IBK_LOCAL_DMA_LKEY;
 	/* ODP: explicit and implicit MRs, every operation of every transport. */
 	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
 	attr->odp_caps.per_transport_caps.rc_odp_caps =

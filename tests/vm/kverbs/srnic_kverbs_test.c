@@ -702,9 +702,18 @@ static int kv_case_pd(struct kv_test *t)
 	KV_CHECK(t, gpd->local_dma_lkey && gpd->unsafe_global_rkey,
 		 "lkey 0x%x, global rkey 0x%x", gpd->local_dma_lkey,
 		 gpd->unsafe_global_rkey);
-	/* One PD's key must not reach another's memory: each has its own. */
-	KV_CHECK(t, gpd->local_dma_lkey != pd->local_dma_lkey,
-		 "two PDs share lkey 0x%x", pd->local_dma_lkey);
+	/*
+	 * IBK_LOCAL_DMA_LKEY: every kernel PD has the device's key (kernel
+	 * memory, local access), and no MR of the table: the global rkey's
+	 * MR is another key.
+	 */
+	KV_CHECK(t, pd->local_dma_lkey == t->dev->local_dma_lkey &&
+		 gpd->local_dma_lkey == t->dev->local_dma_lkey,
+		 "lkeys 0x%x and 0x%x, the device's 0x%x", pd->local_dma_lkey,
+		 gpd->local_dma_lkey, t->dev->local_dma_lkey);
+	KV_CHECK(t, gpd->unsafe_global_rkey != gpd->local_dma_lkey,
+		 "the global rkey is the local_dma_lkey 0x%x",
+		 gpd->local_dma_lkey);
 out:
 	kv_pd_free(&gpd);
 	kv_pd_free(&pd);
@@ -2422,7 +2431,7 @@ static int kv_bad_lkey(struct kv_test *t, u32 (*lkey)(struct kv_rc *rc))
 	struct kv_rc rc;
 	int err = 0;
 
-	KV_TRY(t, kv_rc_setup(t, &rc, 0));
+	KV_TRY(t, kv_rc_setup(t, &rc, KV_GLOBAL_RKEY));
 	KV_TRY(t, kv_buf_alloc(t, &b, 64));
 	KV_TRY(t, kv_buf_alloc(t, &rb, 64));
 	kv_fill(&b, 0, 64, 1);
@@ -2461,10 +2470,14 @@ static u32 kv_lkey_stale(struct kv_rc *rc)
 	return rc->pd->local_dma_lkey ^ 0xff;
 }
 
-/* A good key, of another PD. */
+/*
+ * A good key, of another PD: the remote PD's DMA MR (made for its global
+ * rkey; lkey and rkey are one key).  Not a local_dma_lkey: the device's is
+ * good for every kernel PD, as IBK_LOCAL_DMA_LKEY says.
+ */
 static u32 kv_lkey_foreign(struct kv_rc *rc)
 {
-	return rc->rpd->local_dma_lkey;
+	return rc->rpd->unsafe_global_rkey;
 }
 
 static int kv_case_err_lkey_zero(struct kv_test *t)
