@@ -37,6 +37,13 @@ struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access)
 
 	if (ibpd->uobject)
 		return ERR_PTR(-EOPNOTSUPP);
+	/*
+	 * The core asks for remote rights only, the local ones being the
+	 * local_dma_lkey's; an MR that may be written remotely is written
+	 * locally too, as the IB spec requires of its rights.
+	 */
+	if (access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC))
+		access |= IB_ACCESS_LOCAL_WRITE;
 	mr = srnic_mr_alloc_kernel(access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
