@@ -29,6 +29,9 @@
 /* A wire READ's responses go out from this QP (srnic_net_resp.c). */
 #define SRNIC_QP_READING	XA_MARK_2
 
+/* The destination QPN of multicast datagrams (IB spec: 0xFFFFFF). */
+#define SRNIC_MCAST_QPN		0xffffff
+
 /* The one port every srnic device has: RoCEv2 on the bound netdev. */
 #define SRNIC_PORT		1
 
@@ -56,6 +59,9 @@
 #define SRNIC_MAX_CQE		((1 << 22) - 1)
 #define SRNIC_MAX_MR		(256 * 1024)
 #define SRNIC_MAX_MW		(64 * 1024)
+/* UD multicast (srnic_mcast.c): groups, and QPs per group. */
+#define SRNIC_MAX_MCAST_GRP	1024
+#define SRNIC_MAX_MCAST_QP_ATTACH 64
 /* Pages one fast registration maps (max_fast_reg_page_list_len). */
 #define SRNIC_MAX_FR_PAGES	512
 #define SRNIC_MAX_DM_SIZE	(SRNIC_DM_MAX_PAGES * PAGE_SIZE)
@@ -377,6 +383,10 @@ struct srnic_dev {
 	atomic64_t pinned_pages;
 
 	struct srnic_mr_table mrt;
+	/* UD multicast groups (srnic_mcast.c): RCU list, writers hold the lock. */
+	struct mutex mcast_lock;
+	struct list_head mcgs;
+	u32 num_mcg;
 	/* What SRNIC_LOCAL_DMA_LKEY names: kernel memory (srnic_mr.dma). */
 	struct srnic_mr dma_mr;
 	atomic64_t dm_used;	/* bytes of device memory allocated */
@@ -652,6 +662,7 @@ struct srnic_qp {
 	u32 wire_psn;			/* UD: PSN of the next datagram sent */
 	struct srnic_wire_qp w;		/* RC/UC across the wire */
 	bool last_wqe_sent;		/* IB_EVENT_QP_LAST_WQE_REACHED raised */
+	bool block_mcast_lb;		/* UD: its multicasts never loop back to it */
 	u32 visits;
 	/* The transport its requests take (srnic_transport.h), set at RTR. */
 	const struct srnic_transport *xport;
@@ -773,6 +784,8 @@ struct srnic_srq {
 	u32 max_sge;
 	u32 limit;			/* armed when non-zero */
 	struct srnic_tm tm;
+	/* A kernel consumer's SRQ (db.kernel): posting, in any context. */
+	spinlock_t kpost_lock;
 };
 
 /* A message as the responder sees it (srnic_resp.c). */
@@ -947,6 +960,12 @@ static inline struct srnic_qp *to_sqp(struct ib_qp *ibqp)
 static inline bool srnic_qpt_ud(enum ib_qp_type type)
 {
 	return type == IB_QPT_UD || type == IB_QPT_GSI;
+}
+
+/* The create flags a QP of @type may have: UD may block multicast loopback. */
+static inline u32 srnic_qp_create_flags(enum ib_qp_type type)
+{
+	return type == IB_QPT_UD ? IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK : 0;
 }
 
 /* The send WQE header of a QP of @type (srnic_send_hdr takes the uverbs type). */

@@ -59,8 +59,10 @@ int srnic_kqp_create(struct srnic_dev *sdev, struct srnic_qp *qp,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags)
+	if (init->create_flags & ~srnic_qp_create_flags(init->qp_type))
 		return -EOPNOTSUPP;
+	qp->block_mcast_lb = init->create_flags &
+			     IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK;
 	if (init->qp_type == IB_QPT_GSI && init->port_num != SRNIC_PORT)
 		return -EINVAL;
 	memset(&qp->cap, 0, sizeof(qp->cap));
@@ -291,33 +293,30 @@ int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return err;
 }
 
-int srnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		    const struct ib_recv_wr **bad_wr)
+/*
+ * Receive WQEs from @wr into @wq, whose free-running producer (ours) and
+ * consumer (the engine's) are *@prod and *@cons; under the queue's
+ * kpost_lock.  Stops at the first WR that does not fit, in *@bad_wr.
+ */
+static int srnic_kwq_post(struct srnic_wq *wq, u32 max_sge, u32 *prod,
+			  const u32 *cons, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad_wr)
 {
-	struct srnic_qp *qp = to_sqp(ibqp);
-	u32 n = 1U << qp->rq.log_entries, prod;
-	struct srnic_qp_db *db = qp->db.kva;
+	u32 n = 1U << wq->log_entries, p = *prod;
 	struct srnic_recv_wqe_hdr *hdr;
 	struct srnic_wqe_data *d;
-	unsigned long flags;
 	int err = 0, i;
 
-	if (!qp->db.kernel || !qp->rq.ring.kva) {
-		*bad_wr = wr;
-		return qp->db.kernel ? -EINVAL : -EOPNOTSUPP;
-	}
-	spin_lock_irqsave(&qp->kpost_lock, flags);
-	prod = db->rq_producer;
 	for (; wr; wr = wr->next) {
-		if (prod - READ_ONCE(db->rq_consumer) >= n) {
+		if (p - READ_ONCE(*cons) >= n) {
 			err = -ENOMEM;
 			break;
 		}
-		if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_recv_sge) {
+		if (wr->num_sge < 0 || wr->num_sge > max_sge) {
 			err = -EINVAL;
 			break;
 		}
-		hdr = qp->rq.ring.kva + ((prod & (n - 1)) << qp->rq.log_stride);
+		hdr = wq->ring.kva + ((p & (n - 1)) << wq->log_stride);
 		hdr->wr_id = wr->wr_id;
 		hdr->num_sge = wr->num_sge;
 		d = (struct srnic_wqe_data *)(hdr + 1);
@@ -326,12 +325,51 @@ int srnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			d[i].length = wr->sg_list[i].length;
 			d[i].lkey = wr->sg_list[i].lkey;
 		}
-		prod++;
+		p++;
 	}
-	smp_store_release(&db->rq_producer, prod);
-	spin_unlock_irqrestore(&qp->kpost_lock, flags);
+	/* The WQEs before the producer that announces them. */
+	smp_store_release(prod, p);
 	if (err)
 		*bad_wr = wr;
+	return err;
+}
+
+int srnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct srnic_qp *qp = to_sqp(ibqp);
+	struct srnic_qp_db *db = qp->db.kva;
+	unsigned long flags;
+	int err;
+
+	if (!qp->db.kernel || !qp->rq.ring.kva) {
+		*bad_wr = wr;
+		return qp->db.kernel ? -EINVAL : -EOPNOTSUPP;
+	}
+	spin_lock_irqsave(&qp->kpost_lock, flags);
+	err = srnic_kwq_post(&qp->rq, qp->cap.max_recv_sge, &db->rq_producer,
+			     &db->rq_consumer, wr, bad_wr);
+	spin_unlock_irqrestore(&qp->kpost_lock, flags);
 	srnic_kqp_ring(qp, false);
+	return err;
+}
+
+/* A kernel SRQ: receives are read when a message needs one, no doorbell. */
+int srnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr)
+{
+	struct srnic_srq *srq = to_ssrq(ibsrq);
+	struct srnic_srq_db *db = srq->db.kva;
+	unsigned long flags;
+	int err;
+
+	if (!srq->db.kernel) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	spin_lock_irqsave(&srq->kpost_lock, flags);
+	err = srnic_kwq_post(&srq->wq, srq->max_sge, &db->producer,
+			     &db->consumer, wr, bad_wr);
+	spin_unlock_irqrestore(&srq->kpost_lock, flags);
 	return err;
 }

@@ -299,12 +299,21 @@ int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int srnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
+int srnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
 struct srnic_mr *srnic_mr_alloc_kernel(int access);
 int srnic_mr_publish(struct srnic_dev *sdev, struct srnic_mr *mr,
 		     struct ib_pd *ibpd, u64 iova, u64 length, int access);
 /* Kernel consumers' MRs (srnic_kmr.c). */
 struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access);
 void srnic_dma_mr_init(struct srnic_dev *sdev);
+/* UD multicast (srnic_mcast.c). */
+bool srnic_gid_is_mcast(const u8 *gid);
+int srnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int srnic_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void srnic_mcast_cleanup(struct srnic_dev *sdev);
+void srnic_mcast_deliver(struct srnic_engine *eng, struct srnic_dev *sdev,
+			 struct srnic_msg *m, u32 skip);
 struct ib_mr *srnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			     u32 max_num_sg);
 int srnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,

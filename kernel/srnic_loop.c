@@ -231,6 +231,16 @@ static void srnic_loop_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 	enum srnic_resp r = SRNIC_RESP_DROP;
 	struct srnic_qp *dst;
 
+	/*
+	 * A multicast: the device's attached QPs get it (the NIC's own
+	 * loopback), and the wire, for other hosts' devices.
+	 */
+	if (m->dqpn == SRNIC_MCAST_QPN && srnic_gid_is_mcast(m->dgid)) {
+		srnic_mcast_deliver(eng, sdev, m,
+				    qp->block_mcast_lb ? qp->qpn : 0);
+		srnic_wire.request(eng, qp, m, rep);
+		return;
+	}
 	/* No device of this host owns the address: the wire's. */
 	if (dev < 0) {
 		srnic_wire.request(eng, qp, m, rep);

@@ -62,6 +62,7 @@ static void srnic_dealloc_driver(struct ib_device *ibdev)
 	/* No packet hook still holds the device: it queues nothing more. */
 	synchronize_net();
 	srnic_engine_stop(sdev);
+	srnic_mcast_cleanup(sdev);
 	srnic_debugfs_remove_dev(sdev);
 	/* Deregistered MRs may still wait for their batch's grace period. */
 	srnic_mr_flush_released(sdev);
@@ -136,6 +137,8 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	ida_init(&sdev->pd_ida);
 	sdev->id = U32_MAX;
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
+	mutex_init(&sdev->mcast_lock);
+	INIT_LIST_HEAD(&sdev->mcgs);
 	xa_init_flags(&sdev->cqs, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->counters, XA_FLAGS_ALLOC1);

@@ -85,6 +85,15 @@ static unsigned int srnic_net_hook(void *priv, struct sk_buff *skb,
 	sdev = srnic_dev_by_netdev_rcu(state->in);
 	if (!sdev)
 		return NF_ACCEPT;
+	/*
+	 * The IP stack's copy of a multicast this host sent (it loops one
+	 * back once the host joined the group): the device delivered to its
+	 * own QPs already (srnic_mcast_deliver).
+	 */
+	if (skb->pkt_type == PACKET_LOOPBACK) {
+		kfree_skb(skb);
+		return NF_STOLEN;
+	}
 	bth = (const struct srnic_bth *)(udp + 1);
 	t = &sdev->sched.threads[srnic_qp_engine(srnic_bth_qpn(bth),
 						 sdev->sched.nthreads)];
@@ -185,43 +194,61 @@ static bool srnic_pkt_parse(struct srnic_dev *sdev, struct sk_buff *skb,
 }
 
 
-/*
- * A UD SEND ONLY (with immediate): a datagram for a UD QP of ours.  False
- * if it names no such QP, or its lengths or Q_Key are wrong.  (A QP that
- * does not receive, or has no receive WQE, loses it: its responder counts.)
- */
-static bool srnic_net_recv_ud(struct srnic_engine *eng, struct srnic_pkt *p)
+/* The datagram @p carries, as the responder sees a message. */
+static void srnic_net_ud_msg(struct srnic_engine *eng,
+			     const struct srnic_pkt *p, struct srnic_msg *m)
 {
 	const struct srnic_deth *deth = (const struct srnic_deth *)p->next;
 	bool imm = p->flags & SRNIC_OPF_IMM;
-	struct srnic_msg m = {};
+
+	memset(m, 0, sizeof(*m));
+	m->opcode = imm ? IB_UVERBS_WR_SEND_WITH_IMM : IB_UVERBS_WR_SEND;
+	m->has_imm = imm;
+	if (imm)
+		m->imm = get_unaligned((const __be32 *)(deth + 1));
+	m->solicited = srnic_bth_se(p->bth);
+	m->len = p->plen;
+	m->plen = m->len;
+	srnic_sg_init(&eng->wire, (u8 *)p->payload, m->len);
+	m->payload = &eng->wire;
+	m->src_qpn = srnic_deth_sqp(deth);
+	m->src_dev = -1;
+	m->qkey = be32_to_cpu(deth->qkey);
+	m->dqpn = srnic_bth_qpn(p->bth);
+	m->sgid = p->sgid;
+	m->dgid = p->dgid;
+	m->hop_limit = p->hop_limit;
+	m->traffic_class = p->traffic_class;
+	m->flow_label = p->flow_label;
+}
+
+/*
+ * A UD SEND ONLY (with immediate): a datagram for a UD QP of ours, or for
+ * the QPs attached to a multicast group.  False if it names no such QP, or
+ * its lengths or Q_Key are wrong.  (A QP that does not receive, or has no
+ * receive WQE, loses it: its responder counts.)
+ */
+static bool srnic_net_recv_ud(struct srnic_engine *eng, struct srnic_pkt *p)
+{
+	struct srnic_msg m;
 	struct srnic_qp *dst;
 	enum srnic_resp r;
 
-	dst = srnic_qp_get(p->sdev, srnic_bth_qpn(p->bth));
+	srnic_net_ud_msg(eng, p, &m);
+	if (srnic_gid_is_mcast(p->dgid)) {
+		if (m.dqpn != SRNIC_MCAST_QPN)
+			return false;
+		srnic_mcast_deliver(eng, p->sdev, &m, 0);
+		return true;
+	}
+	dst = srnic_qp_get(p->sdev, m.dqpn);
 	if (!dst)
 		return false;
 	if (!srnic_qpt_ud(dst->ibqp.qp_type) ||
-	    READ_ONCE(dst->attr.qkey) != be32_to_cpu(deth->qkey)) {
+	    READ_ONCE(dst->attr.qkey) != m.qkey) {
 		srnic_qp_put(dst);
 		return false;
 	}
-	m.opcode = imm ? IB_UVERBS_WR_SEND_WITH_IMM : IB_UVERBS_WR_SEND;
-	m.has_imm = imm;
-	if (imm)
-		m.imm = get_unaligned((const __be32 *)(deth + 1));
-	m.solicited = srnic_bth_se(p->bth);
-	m.len = p->plen;
-	m.plen = m.len;
-	srnic_sg_init(&eng->wire, (u8 *)p->payload, m.len);
-	m.payload = &eng->wire;
-	m.src_qpn = srnic_deth_sqp(deth);
-	m.src_dev = -1;
-	m.sgid = p->sgid;
-	m.dgid = p->dgid;
-	m.hop_limit = p->hop_limit;
-	m.traffic_class = p->traffic_class;
-	m.flow_label = p->flow_label;
 	r = srnic_resp_recv(eng, dst, &m, true);
 	if (r == SRNIC_RESP_FAULT) {
 		/* The datagram is lost; its receive WQE waits for the next. */
@@ -306,10 +333,11 @@ static void srnic_net_recv(struct srnic_thread *t, struct sk_buff *skb)
 
 	if (!srnic_pkt_parse(t->sdev, skb, &p))
 		goto drop;
-	/* Only to the device's own addresses. */
-	if (!srnic_gid_is_ours(t->sdev, p.dgid))
-		goto count;
 	if (!srnic_pkt_layout(&p))
+		goto count;
+	/* Only to the device's own addresses, or a group's (UD: its flags). */
+	if (!srnic_gid_is_ours(t->sdev, p.dgid) &&
+	    !((p.flags & SRNIC_OPF_DETH) && srnic_gid_is_mcast(p.dgid)))
 		goto count;
 	if (p.flags & SRNIC_OPF_DETH) {
 		if (!srnic_net_recv_ud(&t->eng, &p))

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Shared receive queues: a receive ring and doorbell record in user memory.
+ * Shared receive queues: a receive ring and doorbell record in user memory
+ * (a kernel consumer's: in kernel memory, posted by srnic_post_srq_recv).
  * XRC SRQs also have a CQ and an XRC domain, and are named by number in
  * the messages that XRC target QPs receive.
  */
@@ -66,6 +67,52 @@ int srnic_recv_ring_pin(struct srnic_dev *sdev, u32 max_wr, u32 max_sge,
 	return err;
 }
 
+/* What every SRQ starts with. */
+static void srnic_srq_init(struct srnic_srq *srq)
+{
+	mutex_init(&srq->lock);
+	spin_lock_init(&srq->rq_lock);
+	spin_lock_init(&srq->kpost_lock);
+	refcount_set(&srq->ref, 1);
+	init_completion(&srq->drained);
+	srq->cons = 0;
+}
+
+/* A kernel consumer's SRQ (basic only): its ring in kernel memory. */
+static int srnic_ksrq_create(struct srnic_dev *sdev, struct srnic_srq *srq,
+			     struct ib_srq_init_attr *init)
+{
+	struct ib_srq_attr *a = &init->attr;
+	u32 wqe = sizeof(struct srnic_recv_wqe_hdr) +
+		  a->max_sge * sizeof(struct srnic_wqe_data);
+	int err;
+
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	srnic_srq_init(srq);
+	srq->wq.log_entries = order_base_2(a->max_wr);
+	srq->wq.log_stride = order_base_2(max_t(u32, wqe, SRNIC_RECV_WQE_MIN));
+	srq->max_sge = min_t(u32, ((1U << srq->wq.log_stride) -
+				   sizeof(struct srnic_recv_wqe_hdr)) /
+				  sizeof(struct srnic_wqe_data), SRNIC_MAX_SGE);
+	err = srnic_kmem_alloc((size_t)1 << (srq->wq.log_entries +
+					     srq->wq.log_stride), &srq->wq.ring);
+	if (!err)
+		err = srnic_kmem_alloc(sizeof(struct srnic_srq_db), &srq->db);
+	if (!err)
+		err = xa_alloc_cyclic(&sdev->srqs, &srq->srqn, srq,
+				      XA_LIMIT(1, SRNIC_MAX_SRQ),
+				      &sdev->next_srqn, GFP_KERNEL);
+	if (err < 0) {
+		srnic_umem_release(sdev, &srq->db);
+		srnic_umem_release(sdev, &srq->wq.ring);
+		return err == -EBUSY ? -ENOMEM : err;
+	}
+	a->max_wr = 1U << srq->wq.log_entries;
+	a->max_sge = srq->max_sge;
+	return 0;
+}
+
 int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		     struct ib_udata *udata)
 {
@@ -76,8 +123,6 @@ int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct srnic_create_srq_req req;
 	int err;
 
-	if (!udata || !udata->inlen)
-		return -EOPNOTSUPP;
 	if (srnic_should_fail(sdev, SRNIC_FAULT_ALLOC, 0))
 		return -ENOMEM;
 	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC &&
@@ -86,6 +131,10 @@ int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (!a->max_wr || a->max_wr > SRNIC_MAX_SRQ_WR || !a->max_sge ||
 	    a->max_sge > SRNIC_MAX_SGE)
 		return -EINVAL;
+	if (!udata)
+		return srnic_ksrq_create(sdev, srq, init);
+	if (!udata->inlen)
+		return -EOPNOTSUPP;
 	err = srnic_udata_in(udata, &req, sizeof(req));
 	if (err)
 		return err;
@@ -95,11 +144,7 @@ int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		if (err)
 			return err;
 	}
-	mutex_init(&srq->lock);
-	spin_lock_init(&srq->rq_lock);
-	refcount_set(&srq->ref, 1);
-	init_completion(&srq->drained);
-	srq->cons = 0;
+	srnic_srq_init(srq);
 	err = srnic_recv_ring_pin(sdev, a->max_wr, a->max_sge, SRNIC_MAX_SRQ_WR,
 				  req.buf_addr, req.db_addr, req.log_entries,
 				  req.log_stride, &srq->wq, &srq->db,

@@ -46,6 +46,10 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 		SRNIC_MAX_RWQ_IND_TABLE_SIZE;
 	attr->max_raw_ethy_qp = SRNIC_MAX_QP;
 	attr->max_ah = SRNIC_MAX_AH;
+	attr->max_mcast_grp = SRNIC_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = SRNIC_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = SRNIC_MAX_MCAST_GRP *
+					  SRNIC_MAX_MCAST_QP_ATTACH;
 	attr->local_ca_ack_delay = SRNIC_LOCAL_CA_ACK_DELAY;
 	/* List operations execute at once: max_ops only bounds a request. */
 	attr->tm_caps.max_rndv_hdr_size = SRNIC_TM_MAX_RNDV_HDR;
@@ -390,6 +394,9 @@ const struct ib_device_ops srnic_dev_ops = {
 	.destroy_ah = srnic_destroy_ah,
 	.post_send = srnic_post_send,
 	.post_recv = srnic_post_recv,
+	.post_srq_recv = srnic_post_srq_recv,
+	.attach_mcast = srnic_attach_mcast,
+	.detach_mcast = srnic_detach_mcast,
 	.get_dma_mr = srnic_get_dma_mr,
 	.alloc_mr = srnic_alloc_mr,
 	.map_mr_sg = srnic_map_mr_sg,

@@ -63,6 +63,10 @@ VERBS_DRV_CMD(srnic_resize_cq_cmd, ibv_resize_cq, ib_uverbs_resize_cq_resp,
 	      srnic_resize_cq_req, srnic_resize_cq_resp);
 VERBS_DRV_CMD(srnic_create_qp_cmd, ibv_create_qp, ib_uverbs_create_qp_resp,
 	      srnic_create_qp_req, srnic_create_qp_resp);
+/* The extended command: it carries creation flags. */
+VERBS_DRV_CMD_EX(srnic_create_qp_ex_cmd, ibv_create_qp_ex,
+		 ib_uverbs_ex_create_qp_resp, srnic_create_qp_req,
+		 srnic_create_qp_resp);
 VERBS_DRV_CMD_EX(srnic_create_qp_rss_cmd, ibv_create_qp_ex,
 		 ib_uverbs_ex_create_qp_resp, srnic_create_qp_rss_req,
 		 srnic_create_qp_resp);

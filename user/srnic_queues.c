@@ -504,12 +504,17 @@ static struct ibv_qp *srnic_create_xrc_recv(struct ibv_context *ibctx,
 	return srnic_queueless_qp(qp, err);
 }
 
+static uint32_t srnic_qp_create_flags(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_UD ? IBV_QP_CREATE_BLOCK_SELF_MCAST_LB : 0;
+}
+
 static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
 					 struct ibv_qp_init_attr_ex *attr)
 {
 	struct srnic_context *ctx = to_sctx(ibctx);
-	struct srnic_create_qp_cmd cmd = {};
-	struct srnic_create_qp_cmd_resp resp = {};
+	struct srnic_create_qp_ex_cmd cmd = {};
+	struct srnic_create_qp_ex_cmd_resp resp = {};
 	struct srnic_create_qp_req *req = &cmd.drv_payload;
 	struct ibv_pd *qp_pd = NULL;
 	struct srnic_qp *qp;
@@ -531,12 +536,12 @@ static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	/* No creation flag is supported; an empty flag set is fine. */
+	/* The one creation flag: a UD QP's multicasts skip itself. */
 	if ((attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD |
 					   IBV_QP_INIT_ATTR_CREATE_FLAGS |
 					   IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
-	     attr->create_flags)) {
+	     (attr->create_flags & ~srnic_qp_create_flags(attr->qp_type)))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -579,13 +584,8 @@ static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
 		goto err;
 	req->sq_buf_addr = (uintptr_t)qp->sq.ring;
 	req->db_addr = (uintptr_t)qp->db;
-	/* The command carries no creation flags; they were checked zero. */
-	uint32_t comp_mask = attr->comp_mask;
-
-	attr->comp_mask &= ~(uint32_t)IBV_QP_INIT_ATTR_CREATE_FLAGS;
-	err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
-				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
-	attr->comp_mask = comp_mask;
+	err = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (err)
 		goto err;
 	qp->max_inline_data = resp.drv_payload.max_inline_data;
@@ -826,4 +826,6 @@ const struct verbs_context_ops srnic_queue_ops = {
 	.destroy_srq = srnic_destroy_srq,
 	.create_ah = srnic_create_ah,
 	.destroy_ah = srnic_destroy_ah,
+	.attach_mcast = ibv_cmd_attach_mcast,
+	.detach_mcast = ibv_cmd_detach_mcast,
 };

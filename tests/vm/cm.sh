@@ -121,6 +121,38 @@ _cm_perftest() {
 		"$prog" -d "$SRNIC_DEV" -R -F -p "$TOOLS_PORT" "$@" "$CM_ADDR"
 }
 
+# _cm_mckey GROUP RECV-ADDR SEND-CMD...: mckey receiving COUNT ($MCKEY_C)
+# datagrams to GROUP on RECV-ADDR while SEND-CMD (an `mckey -s` on this or
+# another host) sends batches of them.  A receiver's QP attaches only after
+# its join completes, which nothing outside it shows, so the sender runs
+# again until the receiver has its count (each batch may find it ready).
+MCKEY_C=${MCKEY_C:-20}
+_cm_mckey() {
+	local group=$1 addr=$2 dir rpid st=0 tries=0
+	shift 2
+	dir=$(mktemp -d /tmp/mckey.XXXXXX)
+	timeout -k 5 "$TOOLS_SECS" mckey -m "$group" -b "$addr" -C "$MCKEY_C" >"$dir/recv" 2>&1 &
+	rpid=$!
+	while kill -0 "$rpid" 2>/dev/null && [ $tries -lt 30 ]; do
+		tries=$((tries + 1))
+		timeout -k 5 60 "$@" >"$dir/send" 2>&1 || { st=$?; break; }
+	done
+	if [ $st = 0 ]; then
+		wait "$rpid" || st=$?
+	else
+		kill "$rpid" 2>/dev/null
+		wait "$rpid" 2>/dev/null
+	fi
+	if [ $st != 0 ] || ! grep -q "data transfers complete" "$dir/recv"; then
+		echo "# mckey $group: status $st after $tries batches"
+		sed 's/^/#   recv: /' "$dir/recv" | tail -n 15
+		sed 's/^/#   send: /' "$dir/send" | tail -n 15
+		st=1
+	fi
+	rm -rf "$dir"
+	return $st
+}
+
 run_cm_tools() {
 	echo "# ---- rdma_cm on $SRNIC_DEV ($CM_ADDR on $SRNIC_NETDEV)"
 	if ! modprobe rdma_ucm || ! ip addr add "$CM_ADDR/24" dev "$SRNIC_NETDEV" ||
@@ -141,6 +173,9 @@ run_cm_tools() {
 	run_check "ib_send_bw -R" _cm_perftest ib_send_bw -n 200
 	run_check "ib_write_lat -R" _cm_perftest ib_write_lat -n 200
 	run_check "ib_read_bw -R" _cm_perftest ib_read_bw -n 200
+	# UD multicast: receiver and sender on the one device (its internal loopback).
+	run_check "mckey: $MCKEY_C datagrams to 239.2.2.2" _cm_mckey 239.2.2.2 "$CM_ADDR" \
+		mckey -m 239.2.2.2 -b "$CM_ADDR" -s -C "$MCKEY_C"
 	ip addr del "$CM_ADDR/24" dev "$SRNIC_NETDEV"
 }
 

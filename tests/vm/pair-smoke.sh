@@ -5,12 +5,14 @@
 # datagrams (ibv_ud_pingpong -c, IPv4; between srnic devices also IPv6), RC and UC (the
 # pingpongs with data checks, the eight perftest programs), then RC on a bad wire (netem loss,
 # reordering, duplication, corruption); srnic's counters show the packets, tshark decodes
-# captures of UD and RC between srnic devices; rdma_cm (rping, ucmatose) srnic with rxe and with srnic.  Prints "ok - ..." / "not ok - ..." lines; exits non-zero if one
+# captures of UD and RC between srnic devices; rdma_cm (rping, ucmatose), multicast (mckey) and
+# NVMe over RDMA srnic with rxe and with srnic, NFS over RDMA between srnic devices.  Prints "ok - ..." / "not ok - ..." lines; exits non-zero if one
 # failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/vm/lib.sh"	# RDMAV_DRIVERS: the srnic provider
 . "$top/tests/vm/wire.sh"
+. "$top/tests/vm/ulp.sh"	# the NVMe and NFS target, host and checks
 
 fail=0
 check() {	# check NAME CMD...: runs CMD, prints its TAP line
@@ -181,6 +183,96 @@ cm_both() {
 	fi
 }
 
+# mc_both PORT RECEIVER WHAT: UD multicast across the wire with mckey (rdma_cm's join on both sides,
+# the group's GID as the datagrams' destination, QPN 0xFFFFFF): RECEIVER (a or b) receives what the
+# other side sends.  A receiver attaches its QP only once its join completes, which it does not show,
+# so the sender sends batches until the receiver, done, answers on TCP PORT.
+mc_both() {
+	local port=$1 rcv=$2 what=$3 group
+	group=239.47.0.$(($1 % 200))
+	if [ "$WIRE_ROLE" = "$rcv" ]; then
+		check "mckey: $rcv receives 20 datagrams sent to $group, $what" mc_recv "$group" "$port"
+	else
+		check "mckey: datagrams to $group sent until $rcv has them, $what" mc_send "$group" "$port"
+	fi
+}
+mc_recv() {
+	local pid st=0
+	timeout -k 5 300 mckey -m "$1" -b "$WIRE_ME" -C 20 >/tmp/mckey.out 2>&1 &
+	pid=$!
+	wire_sync "mckey-$2" || { kill $pid; return 1; }
+	wait $pid || st=$?
+	# Done (or failed): the sender stops once it can connect.
+	timeout 120 busybox nc -l -p "$2" </dev/null >/dev/null
+	[ $st = 0 ] && grep -q "data transfers complete" /tmp/mckey.out && return 0
+	sed 's/^/#   /' /tmp/mckey.out | tail -n 15
+	return 1
+}
+mc_send() {
+	local i
+	wire_sync "mckey-$2" || return 1
+	for i in $(seq 1 30); do
+		timeout 60 mckey -m "$1" -b "$WIRE_ME" -s -C 20 >/tmp/mckey.out 2>&1 ||
+			{ sed 's/^/#   /' /tmp/mckey.out | tail -n 15; return 1; }
+		echo done | timeout 5 busybox nc "$WIRE_PEER" "$2" 2>/dev/null && return 0
+	done
+	echo "#   $i batches sent; the receiver never said it had them"
+	return 1
+}
+
+_pair_nvmet_up() { modprobe -a nvmet nvmet-rdma && _nvmet_up; }
+
+# ulp_nvme PORT WHAT: NVMe over RDMA across the wire, a the target (nvmet's RDMA port on its
+# address, a tmpfs file behind it), b the host: connect, fio with every block verified, disconnect.
+ulp_nvme() {
+	local port=$1 what=$2 blk ULP_ADDR=$WIRE_ME
+	if [ "$WIRE_ROLE" = a ]; then
+		check "nvmet: an RDMA port on $WIRE_ME:4420, $what" _pair_nvmet_up
+		wire_sync "nvme-up-$port"
+		wire_sync "nvme-done-$port"
+		_nvmet_down
+		return
+	fi
+	modprobe nvme-rdma
+	wire_sync "nvme-up-$port"
+	check "nvme connect -t rdma to a, $what" timeout 120 nvme connect -t rdma -a "$WIRE_PEER" \
+		-s 4420 -n "$ULP_NQN"
+	if blk=$(_nvme_dev); then
+		check "fio on a's namespace: 4 KiB random writes, 16 MiB, verified, $what" \
+			_fio_verify "$blk" 4k 16M
+		check "fio on a's namespace: 128 KiB random writes, 64 MiB, verified, $what" \
+			_fio_verify "$blk" 128k 64M
+	else
+		check "nvme: a's namespace appears as a block device, $what" false
+	fi
+	check "nvme disconnect, $what" nvme disconnect -n "$ULP_NQN"
+	wire_sync "nvme-done-$port"
+}
+
+# ulp_nfs PORT WHAT: NFSv4 over RDMA across the wire, a the server, b the client: files written
+# through the mount, the client's cache dropped, read back and compared.
+ulp_nfs() {
+	local port=$1 what=$2 ULP_ADDR=$WIRE_ME
+	if [ "$WIRE_ROLE" = a ]; then
+		check "nfsd: an RDMA listener on $WIRE_ME:20049, $what" _nfsd_up
+		wire_sync "nfs-up-$port"
+		wire_sync "nfs-done-$port"
+		_nfsd_down
+		return
+	fi
+	modprobe rpcrdma
+	mkdir -p "$ULP_DIR/mnt"
+	wire_sync "nfs-up-$port"
+	check "mount -t nfs4 -o proto=rdma a:/, $what" \
+		timeout 120 mount -t nfs4 -o proto=rdma,port=20049 "$WIRE_PEER:/" "$ULP_DIR/mnt"
+	if mountpoint -q "$ULP_DIR/mnt"; then
+		check "NFS over RDMA: files of 1 KiB to 32 MiB written to a and read back, $what" \
+			_nfs_files
+		umount "$ULP_DIR/mnt"
+	fi
+	wire_sync "nfs-done-$port"
+}
+
 # use KIND: this side's device on eth0 becomes KIND (rxe or srnic), once both sides are ready.
 use() { wire_use "$1" || { echo "not ok - $WIRE_ROLE: $dev on $WIRE_IF"; fail=1; }; }
 
@@ -191,6 +283,9 @@ wire_sync "srnic-rxe-ready"
 both ibv_ud_pingpong 18517 "srnic (a) with rxe (b), UD over the wire"
 connected 18600 "srnic (a) with rxe (b)"
 cm_both 18610 "srnic (a) with rxe (b)"
+mc_both 18620 b "srnic (a) sends, rxe (b) receives"
+mc_both 18621 a "rxe (b) sends, srnic (a) receives"
+ulp_nvme 18630 "srnic target (a), rxe host (b)"
 ONE_WAY=1 badwire 18640 "srnic (a) with rxe (b), 5% loss" retransmits loss 5%
 ONE_WAY=1 badwire 18650 "srnic (a) with rxe (b), 1% corruption" rx_icrc_errors corrupt 1%
 wire_sync "srnic-srnic"
@@ -223,6 +318,9 @@ capture_stop && check "tshark decodes every RC packet, SEND, WRITE, READ, ACK an
 	rc_capture_ok
 connected 18700 "srnic with srnic"
 cm_both 18710 "srnic with srnic"
+mc_both 18720 b "srnic with srnic"
+ulp_nvme 18730 "srnic with srnic"
+ulp_nfs 18731 "srnic with srnic"
 badwire 18740 "srnic with srnic, 1% loss" retransmits loss 1%
 badwire 18750 "srnic with srnic, 5% loss" seq_naks_sent loss 5%
 badwire 18760 "srnic with srnic, 25% reordering" seq_naks_sent delay 2ms reorder 25% 50%

@@ -132,6 +132,7 @@ struct qp_opts {
 	struct ibv_comp_channel *ch;
 	size_t buf_len;
 	uint64_t send_ops;	/* non-zero: ibv_create_qp_ex with these ops */
+	uint32_t create_flags;	/* non-zero: ibv_create_qp_ex with these */
 	int cq_ex;		/* ibv_create_cq_ex with wc_flags */
 	uint64_t wc_flags;
 };
@@ -219,20 +220,22 @@ static inline int ep_create(struct env *e, const struct qp_opts *o, struct ep *x
 		goto err;
 	init.send_cq = x->cq;
 	init.recv_cq = x->cq;
-	if (o->send_ops) {
+	if (o->send_ops || o->create_flags) {
 		struct ibv_qp_init_attr_ex ia = {
 			.send_cq = x->cq, .recv_cq = x->cq, .srq = init.srq,
 			.cap = init.cap, .qp_type = init.qp_type,
 			.sq_sig_all = init.sq_sig_all, .pd = e->pd,
 			.comp_mask = IBV_QP_INIT_ATTR_PD |
-				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+				     (o->send_ops ? IBV_QP_INIT_ATTR_SEND_OPS_FLAGS : 0) |
+				     (o->create_flags ? IBV_QP_INIT_ATTR_CREATE_FLAGS : 0),
 			.send_ops_flags = o->send_ops,
+			.create_flags = o->create_flags,
 		};
 
 		x->qp = ibv_create_qp_ex(e->ctx, &ia);
 		init.cap = ia.cap;
-		x->qpx = x->qp ? ibv_qp_to_qp_ex(x->qp) : NULL;
-		if (x->qp && !x->qpx)
+		x->qpx = x->qp && o->send_ops ? ibv_qp_to_qp_ex(x->qp) : NULL;
+		if (x->qp && o->send_ops && !x->qpx)
 			goto err;
 	} else {
 		x->qp = ibv_create_qp(e->pd, &init);
@@ -495,6 +498,25 @@ static inline int drain(struct ibv_cq *cq, struct ibv_wc *wc, int want, int ms)
 		       (unsigned long long)__q.wr_id, \
 		       ibv_wc_status_str(__q.status)); \
 } while (0)
+
+/* The 40 bytes before a UD message: the GRH, for RoCEv2 an IP header. */
+static inline void check_grh(struct __test_metadata *_metadata, const uint8_t *g,
+		      const union ibv_gid *sgid, const union ibv_gid *dgid)
+{
+	const uint8_t *r = sgid->raw, *d = dgid->raw;
+	static const uint8_t v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (!memcmp(r, v4, 12)) {
+		/* IPv4: the header in the last 20 bytes. */
+		EXPECT_EQ(0x45, g[20]);
+		EXPECT_EQ(0, memcmp(g + 32, r + 12, 4));	/* source */
+		EXPECT_EQ(0, memcmp(g + 36, d + 12, 4));	/* destination */
+	} else {
+		EXPECT_EQ(6, g[0] >> 4);
+		EXPECT_EQ(0, memcmp(g + 8, r, 16));		/* SGID */
+		EXPECT_EQ(0, memcmp(g + 24, d, 16));		/* DGID */
+	}
+}
 
 /* ---- data patterns ---- */
 

@@ -1391,25 +1391,6 @@ TEST_F(dev, ud_rdma_refused)
 
 /* ================= UD ================= */
 
-/* The 40 bytes before a UD message: the GRH, for RoCEv2 an IP header. */
-static void check_grh(struct __test_metadata *_metadata, const uint8_t *g,
-		      const union ibv_gid *sgid, const union ibv_gid *dgid)
-{
-	const uint8_t *r = sgid->raw, *d = dgid->raw;
-	static const uint8_t v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	if (!memcmp(r, v4, 12)) {
-		/* IPv4: the header in the last 20 bytes. */
-		EXPECT_EQ(0x45, g[20]);
-		EXPECT_EQ(0, memcmp(g + 32, r + 12, 4));	/* source */
-		EXPECT_EQ(0, memcmp(g + 36, d + 12, 4));	/* destination */
-	} else {
-		EXPECT_EQ(6, g[0] >> 4);
-		EXPECT_EQ(0, memcmp(g + 8, r, 16));		/* SGID */
-		EXPECT_EQ(0, memcmp(g + 24, d, 16));		/* DGID */
-	}
-}
-
 TEST_F(ud, send)
 {
 	uint32_t mtu = mtu_bytes(self->e.port.active_mtu);

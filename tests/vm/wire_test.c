@@ -285,8 +285,13 @@ static int send_pkt(int raw, const struct dgram *d)
 	struct sockaddr_in to = { .sin_family = AF_INET };
 	size_t len = build(b, d);
 
-	/* To srnic's side whatever the header says: its MAC, then its hook. */
-	inet_pton(AF_INET, W_ME, &to.sin_addr);
+	/*
+	 * To srnic's side whatever the header says: its MAC, then its hook;
+	 * to a group's address (IP_MULTICAST_IF: the peer's link) for one.
+	 */
+	inet_pton(AF_INET, d->daddr ? d->daddr : W_ME, &to.sin_addr);
+	if (!IN_MULTICAST(ntohl(to.sin_addr.s_addr)))
+		inet_pton(AF_INET, W_ME, &to.sin_addr);
 	return sendto(raw, b, len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len ?
 		       0 : -1;
 }
@@ -1212,6 +1217,139 @@ TEST_F(rcw, requester_window_and_read_barrier)
 	expect_requests(_metadata, self, wr2, 2, psn + 3);
 	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 4, 0);
 	expect_done(_metadata, self, 12, 1);
+}
+
+/*
+ * FENCE: a SEND posted with IBV_SEND_FENCE behind a READ whose response
+ * has not come does not leave, nor does the WRITE behind it; the READ's
+ * response lets both go, in order.
+ */
+TEST_F(rcw, fenced_send_waits_for_read)
+{
+	const uint8_t rd[] = { OP_READ_REQ }, after[] = { OP_SEND_ONLY, OP_WRITE_ONLY };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 4 * mtu, mtu));
+	wr_init(&wr, &sge, &self->x, IBV_WR_SEND, 2, 0, 64,
+		IBV_SEND_SIGNALED | IBV_SEND_FENCE, NULL, 0, 0);
+	ASSERT_EQ(0, ibv_post_send(self->x.qp, &wr, &bad));
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 3, 0, 64));
+	expect_requests(_metadata, self, rd, 1, psn);
+	expect_no_answer(_metadata, self);
+	peer_answer(_metadata, self, OP_READ_ONLY, SYN_ACK | 0x1f, psn, mtu);
+	expect_done(_metadata, self, 1, 1);
+	expect_requests(_metadata, self, after, 2, psn + 1);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 2, 0);
+	expect_done(_metadata, self, 2, 2);
+}
+
+/* ---- multicast (fixture wire) ---- */
+
+#define W_GROUP "239.77.0.5"
+
+static union ibv_gid w_group_gid(const char *addr)
+{
+	union ibv_gid g = { .raw = { [10] = 0xff, [11] = 0xff } };
+
+	inet_pton(AF_INET, addr, g.raw + 12);
+	return g;
+}
+
+/*
+ * Datagrams to a group from the wire reach the QPs attached to it, and
+ * only with QPN 0xFFFFFF and the QP's Q_Key; nothing after detaching.
+ */
+TEST_F(wire, multicast_received_by_attached_qps)
+{
+	union ibv_gid g = w_group_gid(W_GROUP);
+	struct dgram d = good(&self->x, 200, 0x61);
+	uint8_t grp[4];
+	struct ibv_wc wc;
+
+	struct in_addr peer;
+
+	inet_pton(AF_INET, W_PEER, &peer);
+	ASSERT_EQ(0, setsockopt(self->raw, IPPROTO_IP, IP_MULTICAST_IF, &peer, sizeof(peer)));
+	ASSERT_EQ(0, ibv_attach_mcast(self->x.qp, &g, 0));
+	d.daddr = W_GROUP;
+	d.dqpn = 0xffffff;
+	ASSERT_EQ(0, send_pkt(self->raw, &d));
+	ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS)) TH_LOG("nothing delivered; rx_dropped %lld", counter("rx_dropped"));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(40 + 200u, wc.byte_len);
+	EXPECT_EQ(W_SQP, wc.src_qp);
+	EXPECT_EQ(-1, all_eq(self->x.buf + wc.wr_id * 4096 + 40, 200, 0x61));
+	/* The GRH's destination: the group's address. */
+	inet_pton(AF_INET, W_GROUP, grp);
+	EXPECT_EQ(0, memcmp(self->x.buf + wc.wr_id * 4096 + 36, grp, 4));
+	ASSERT_EQ(0, post_recv(&self->x, wc.wr_id, wc.wr_id * 4096, 4096));
+
+	d.dqpn = self->x.qp->qp_num;		/* a QPN of ours, to a group */
+	ASSERT_EQ(0, send_pkt(self->raw, &d));
+	d.dqpn = 0xffffff;
+	d.qkey = W_QKEY + 1;			/* the wrong Q_Key */
+	ASSERT_EQ(0, send_pkt(self->raw, &d));
+	d.qkey = W_QKEY;
+	d.daddr = "239.77.0.6";			/* a group nobody joined */
+	ASSERT_EQ(0, send_pkt(self->raw, &d));
+	ASSERT_EQ(0, ibv_detach_mcast(self->x.qp, &g, 0));
+	d.daddr = W_GROUP;			/* no longer attached */
+	ASSERT_EQ(0, send_pkt(self->raw, &d));
+	expect_sentinel_first(_metadata, self);
+}
+
+/* A datagram srnic sends to a group goes onto the wire as the spec has it. */
+TEST_F(wire, multicast_sent_to_the_group)
+{
+	struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons(4791) };
+	union ibv_gid g = w_group_gid(W_GROUP);
+	struct ip_mreq mr = {};
+	struct ibv_send_wr wr, *bad;
+	struct ibv_ah_attr aa;
+	struct ibv_ah *ah;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	uint8_t b[2048];
+	struct pollfd pfd;
+	uint32_t qpn = self->x.qp->qp_num;
+	int u;
+	ssize_t n;
+
+	ASSERT_EQ(0, ipv4_gid(&self->e));
+	u = peer_socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_LE(0, u);
+	ASSERT_EQ(0, bind(u, (struct sockaddr *)&at, sizeof(at)));
+	inet_pton(AF_INET, W_GROUP, &mr.imr_multiaddr);
+	inet_pton(AF_INET, W_PEER, &mr.imr_interface);
+	ASSERT_EQ(0, setsockopt(u, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr)));
+	aa = ah_to_self(&self->e);
+	aa.grh.dgid = g;
+	ah = ibv_create_ah(self->e.pd, &aa);
+	ASSERT_NE(NULL, ah) TH_LOG("AH to " W_GROUP ": %s", strerror(errno));
+	fill(self->x.buf + BUF_LEN - 4096, 300, 9);
+	wr_init(&wr, &sge, &self->x, IBV_WR_SEND, 1, BUF_LEN - 4096, 300,
+		IBV_SEND_SIGNALED, NULL, 0, 0);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = 0xffffff;
+	wr.wr.ud.remote_qkey = W_QKEY;
+	ASSERT_EQ(0, ibv_post_send(self->x.qp, &wr, &bad));
+	ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	pfd = (struct pollfd){ .fd = u, .events = POLLIN };
+	ASSERT_EQ(1, poll(&pfd, 1, WC_MS)) TH_LOG("nothing reached the group");
+	n = recv(u, b, sizeof(b), 0);
+	ASSERT_EQ(12 + 8 + 300 + 4, n);
+	EXPECT_EQ(0x64, b[0]);					/* UD SEND ONLY */
+	EXPECT_EQ(0xffffffu, (uint32_t)b[5] << 16 | b[6] << 8 | b[7]);
+	EXPECT_EQ(W_QKEY, (uint32_t)b[12] << 24 | b[13] << 16 | b[14] << 8 | b[15]);
+	EXPECT_EQ(qpn, (uint32_t)b[17] << 16 | b[18] << 8 | b[19]);
+	EXPECT_EQ(-1, verify(b + 20, 300, 9));
+	ibv_destroy_ah(ah);
+	close(u);
 }
 
 TEST_HARNESS_MAIN

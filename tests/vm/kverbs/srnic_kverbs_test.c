@@ -3429,6 +3429,190 @@ struct kv_case {
 	int (*run)(struct kv_test *t);
 };
 
+/* ---- shared receive queues ------------------------------------------------ */
+
+/*
+ * A kernel SRQ (basic): two receiver QPs share it; SENDs to either take its
+ * WQEs in order, each completion names the QP that received and the data
+ * lands in that WQE's buffer; posting past max_wr fails with -ENOMEM and
+ * bad_wr at the first WR that did not fit.
+ */
+static int kv_case_srq(struct kv_test *t)
+{
+	struct ib_srq_init_attr sa = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+		.srq_type = IB_SRQT_BASIC,
+	};
+	struct ib_qp_init_attr qa = {
+		.cap = { .max_send_wr = 8, .max_send_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_RC,
+		.port_num = KV_PORT,
+	};
+	struct kv_buf sb = {}, rb = {};
+	struct ib_recv_wr rwr[9], *extra;
+	const struct ib_recv_wr *bad = NULL;
+	struct ib_send_wr swr = { .opcode = IB_WR_SEND, .num_sge = 1,
+				  .send_flags = IB_SEND_SIGNALED };
+	struct ib_qp *snd[2] = {}, *rcv[2] = {};
+	struct ib_sge ss, rs[9];
+	/* Apart: a SEND's receive may complete before its ACK comes back. */
+	struct ib_cq *scq = NULL, *rcq = NULL;
+	struct ib_srq *srq = NULL;
+	struct ib_pd *pd = NULL;
+	struct ib_wc wc;
+	int err = 0, i, r;
+
+	KV_TRY(t, kv_pd_alloc(t, &pd, 0));
+	scq = ib_alloc_cq(t->dev, NULL, KV_CQE, 0, IB_POLL_DIRECT);
+	KV_CHECK(t, !IS_ERR(scq), "ib_alloc_cq: %ld", PTR_ERR(scq));
+	rcq = ib_alloc_cq(t->dev, NULL, KV_CQE, 0, IB_POLL_DIRECT);
+	KV_CHECK(t, !IS_ERR(rcq), "ib_alloc_cq: %ld", PTR_ERR(rcq));
+	srq = ib_create_srq(pd, &sa);
+	KV_CHECK(t, !IS_ERR(srq), "ib_create_srq: %ld", PTR_ERR(srq));
+	KV_CHECK(t, sa.attr.max_wr >= 4 && sa.attr.max_sge >= 1,
+		 "SRQ got max_wr %u max_sge %u", sa.attr.max_wr, sa.attr.max_sge);
+	qa.send_cq = scq;
+	qa.recv_cq = rcq;
+	for (i = 0; i < 2; i++) {
+		snd[i] = ib_create_qp(pd, &qa);
+		qa.srq = srq;
+		rcv[i] = ib_create_qp(pd, &qa);
+		qa.srq = NULL;
+		KV_CHECK(t, !IS_ERR(snd[i]) && !IS_ERR(rcv[i]), "ib_create_qp: %ld",
+			 PTR_ERR(IS_ERR(snd[i]) ? snd[i] : rcv[i]));
+	}
+	for (i = 0; i < 2; i++) {
+		KV_TRY(t, kv_rc_connect(t, snd[i], rcv[i]->qp_num));
+		KV_TRY(t, kv_rc_connect(t, rcv[i], snd[i]->qp_num));
+	}
+	KV_TRY(t, kv_buf_alloc(t, &sb, 256));
+	KV_TRY(t, kv_buf_alloc(t, &rb, 256 * 9));
+	/* More than the SRQ holds: the WRs past its size are refused. */
+	for (i = 0; i < 9; i++) {
+		rs[i] = kv_sge(&rb, 256 * i, 256, pd->local_dma_lkey);
+		rwr[i] = (struct ib_recv_wr){ .wr_id = 100 + i,
+					      .sg_list = &rs[i], .num_sge = 1,
+					      .next = i < 8 ? &rwr[i + 1] : NULL };
+	}
+	r = ib_post_srq_recv(srq, rwr, &bad);
+	extra = &rwr[sa.attr.max_wr];
+	KV_CHECK(t, r == -ENOMEM && bad == extra,
+		 "posting 9 WRs to %u slots: %d, bad_wr %s", sa.attr.max_wr, r,
+		 bad == extra ? "right" : "wrong");
+	ss = kv_sge(&sb, 0, 0, pd->local_dma_lkey);
+	swr.sg_list = &ss;
+	/* SENDs of 10, 20, ... bytes through alternate QPs take WQEs in order. */
+	for (i = 0; i < 4; i++) {
+		kv_fill(&sb, 0, 256, 40 + i);
+		ss.length = 10 * (i + 1);
+		swr.wr_id = i;
+		KV_TRY(t, kv_post_send(t, snd[i & 1], &swr));
+		KV_TRY(t, kv_poll_n(t, scq, &wc, 1, "send"));
+		KV_TRY(t, kv_expect(t, &wc, snd[i & 1], i, IB_WC_SUCCESS,
+				    IB_WC_SEND, -1));
+		KV_TRY(t, kv_poll_n(t, rcq, &wc, 1, "SRQ receive"));
+		KV_TRY(t, kv_expect(t, &wc, rcv[i & 1], 100 + i, IB_WC_SUCCESS,
+				    IB_WC_RECV, 10 * (i + 1)));
+		KV_TRY(t, kv_same(t, rb.va + 256 * i, sb.va, 10 * (i + 1),
+				  "SRQ buffer"));
+	}
+out:
+	for (i = 0; i < 2; i++) {
+		if (!IS_ERR_OR_NULL(snd[i]))
+			ib_destroy_qp(snd[i]);
+		if (!IS_ERR_OR_NULL(rcv[i]))
+			ib_destroy_qp(rcv[i]);
+	}
+	if (!IS_ERR_OR_NULL(srq))
+		ib_destroy_srq(srq);
+	if (!IS_ERR_OR_NULL(scq))
+		ib_free_cq(scq);
+	if (!IS_ERR_OR_NULL(rcq))
+		ib_free_cq(rcq);
+	kv_buf_free(t, &sb);
+	kv_buf_free(t, &rb);
+	kv_pd_free(&pd);
+	return err;
+}
+
+/*
+ * Multicast from a kernel consumer: only UD QPs attach (one asking that its
+ * own multicasts skip it may); a group holds max_mcast_qp_attach QPs and
+ * a detached one frees its place; the core refuses to destroy an attached
+ * QP, so the device never holds a group entry for a QP that is gone.
+ */
+static int kv_case_mcast(struct kv_test *t)
+{
+	struct ib_qp_init_attr qa = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_UD,
+		.port_num = KV_PORT,
+		.create_flags = IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK,
+	};
+	union ib_gid mgid = { .raw = { 0xff, 0x0e, [12] = 0x51, [15] = 9 } };
+	u32 n = t->dev->attrs.max_mcast_qp_attach, i;
+	struct ib_qp **qp = NULL, *rc = NULL;
+	bool *att = NULL;
+	struct ib_pd *pd = NULL;
+	struct ib_cq *cq = NULL;
+	int err = 0, r;
+
+	KV_CHECK(t, n > 1 && n < 4096, "max_mcast_qp_attach %u", n);
+	KV_TRY(t, kv_pd_alloc(t, &pd, 0));
+	cq = ib_alloc_cq(t->dev, NULL, KV_CQE, 0, IB_POLL_DIRECT);
+	KV_CHECK(t, !IS_ERR(cq), "ib_alloc_cq: %ld", PTR_ERR(cq));
+	qa.send_cq = qa.recv_cq = cq;
+	qp = kcalloc(n + 1, sizeof(*qp), GFP_KERNEL);
+	att = kcalloc(n + 1, sizeof(*att), GFP_KERNEL);
+	KV_CHECK(t, qp && att, "no memory");
+	for (i = 0; i <= n; i++) {
+		qp[i] = ib_create_qp(pd, &qa);
+		KV_CHECK(t, !IS_ERR(qp[i]), "UD QP %u blocking multicast loopback: %ld",
+			 i, PTR_ERR(qp[i]));
+	}
+	for (i = 0; i < n; i++) {
+		r = ib_attach_mcast(qp[i], &mgid, 0);
+		KV_CHECK(t, !r, "attach of QP %u of %u: %d", i + 1, n, r);
+		att[i] = true;
+	}
+	r = ib_attach_mcast(qp[n], &mgid, 0);
+	att[n] = !r;
+	KV_CHECK(t, r == -ENOMEM, "attach of QP %u to a group of %u: %d", n + 1, n, r);
+	r = ib_destroy_qp(qp[0]);
+	KV_CHECK(t, r == -EBUSY, "destroy of an attached QP: %d", r);
+	r = ib_detach_mcast(qp[0], &mgid, 0);
+	att[0] = r != 0;
+	KV_CHECK(t, !r, "detach: %d", r);
+	r = ib_attach_mcast(qp[n], &mgid, 0);
+	att[n] = !r;
+	KV_CHECK(t, !r, "attach in the place a detached QP left: %d", r);
+	qa.qp_type = IB_QPT_RC;
+	qa.create_flags = 0;
+	rc = ib_create_qp(pd, &qa);
+	KV_CHECK(t, !IS_ERR(rc), "RC QP: %ld", PTR_ERR(rc));
+	r = ib_attach_mcast(rc, &mgid, 0);
+	KV_CHECK(t, r == -EINVAL, "an RC QP attached: %d", r);
+out:
+	if (!IS_ERR_OR_NULL(rc))
+		ib_destroy_qp(rc);
+	for (i = 0; qp && i <= n; i++) {
+		if (IS_ERR_OR_NULL(qp[i]))
+			continue;
+		if (att[i])
+			ib_detach_mcast(qp[i], &mgid, 0);
+		ib_destroy_qp(qp[i]);
+	}
+	kfree(qp);
+	kfree(att);
+	if (!IS_ERR_OR_NULL(cq))
+		ib_free_cq(cq);
+	kv_pd_free(&pd);
+	return err;
+}
+
 static const struct kv_case kv_cases[] = {
 	{ "gid0_roce_v2", kv_case_gid },
 	{ "pd_local_dma_lkey", kv_case_pd },
@@ -3474,6 +3658,8 @@ static const struct kv_case kv_cases[] = {
 	{ "fr_bad_register", kv_case_fr_bad_register },
 	{ "fr_iova_high_bits", kv_case_fr_iova_high_bits },
 	{ "fr_dereg_next_key", kv_case_fr_dereg_next_key },
+	{ "srq_shared_by_two_qps", kv_case_srq },
+	{ "mcast_kernel_qps", kv_case_mcast },
 	{ "all_freed", kv_case_all_freed },
 };
 
