@@ -962,10 +962,21 @@ static inline bool srnic_qpt_ud(enum ib_qp_type type)
 	return type == IB_QPT_UD || type == IB_QPT_GSI;
 }
 
-/* The create flags a QP of @type may have: UD may block multicast loopback. */
-static inline u32 srnic_qp_create_flags(enum ib_qp_type type)
+/*
+ * The creation flags of @init, taken by @qp: UD QPs may block multicast
+ * loopback to themselves, nothing else is supported.
+ */
+static inline int srnic_qp_create_flags(struct srnic_qp *qp,
+					const struct ib_qp_init_attr *init)
 {
-	return type == IB_QPT_UD ? IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK : 0;
+	u32 ok = init->qp_type == IB_QPT_UD ?
+		 IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK : 0;
+
+	if (init->create_flags & ~ok)
+		return -EOPNOTSUPP;
+	qp->block_mcast_lb = init->create_flags &
+			     IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK;
+	return 0;
 }
 
 /* The send WQE header of a QP of @type (srnic_send_hdr takes the uverbs type). */

@@ -59,10 +59,9 @@ int srnic_kqp_create(struct srnic_dev *sdev, struct srnic_qp *qp,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags & ~srnic_qp_create_flags(init->qp_type))
-		return -EOPNOTSUPP;
-	qp->block_mcast_lb = init->create_flags &
-			     IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK;
+	err = srnic_qp_create_flags(qp, init);
+	if (err)
+		return err;
 	if (init->qp_type == IB_QPT_GSI && init->port_num != SRNIC_PORT)
 		return -EINVAL;
 	memset(&qp->cap, 0, sizeof(qp->cap));

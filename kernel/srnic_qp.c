@@ -211,10 +211,9 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags & ~srnic_qp_create_flags(init->qp_type))
-		return -EOPNOTSUPP;
-	qp->block_mcast_lb = init->create_flags &
-			     IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK;
+	err = srnic_qp_create_flags(qp, init);
+	if (err)
+		return err;
 	err = srnic_udata_in(udata, &req, sizeof(req));
 	if (err)
 		return err;

@@ -26,4 +26,4 @@ export SRNIC_KVERBS_KO=$kb/srnic/kverbs/srnic_kverbs_test.ko
 # minutes rather than most of an hour; every registration costs milliseconds here.
 SRNIC_APPEND=${SRNIC_APPEND:-srnic.max_mr=32768} \
 SRNIC_TIME_SCALE=${SRNIC_TIME_SCALE:-8} SRNIC_KBUILD=$kb SRNIC_MODULE=$kb/srnic/kernel/srnic.ko \
-	VM_TIMEOUT=${VM_TIMEOUT:-10800} scripts/check.sh
+	VM_TIMEOUT=${VM_TIMEOUT:-10800} PAIR_TIMEOUT=${PAIR_TIMEOUT:-10800} scripts/check.sh

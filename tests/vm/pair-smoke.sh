@@ -198,12 +198,12 @@ mc_both() {
 }
 mc_recv() {
 	local pid st=0
-	timeout -k 5 300 mckey -m "$1" -b "$WIRE_ME" -C 20 >/tmp/mckey.out 2>&1 &
+	timeout -k 5 $((300 * WIRE_SCALE)) mckey -m "$1" -b "$WIRE_ME" -C 20 >/tmp/mckey.out 2>&1 &
 	pid=$!
 	wire_sync "mckey-$2" || { kill $pid; return 1; }
 	wait $pid || st=$?
 	# Done (or failed): the sender stops once it can connect.
-	timeout 120 busybox nc -l -p "$2" </dev/null >/dev/null
+	timeout $((120 * WIRE_SCALE)) busybox nc -l -p "$2" </dev/null >/dev/null
 	[ $st = 0 ] && grep -q "data transfers complete" /tmp/mckey.out && return 0
 	sed 's/^/#   /' /tmp/mckey.out | tail -n 15
 	return 1
@@ -212,7 +212,7 @@ mc_send() {
 	local i
 	wire_sync "mckey-$2" || return 1
 	for i in $(seq 1 30); do
-		timeout 60 mckey -m "$1" -b "$WIRE_ME" -s -C 20 >/tmp/mckey.out 2>&1 ||
+		timeout $((60 * WIRE_SCALE)) mckey -m "$1" -b "$WIRE_ME" -s -C 20 >/tmp/mckey.out 2>&1 ||
 			{ sed 's/^/#   /' /tmp/mckey.out | tail -n 15; return 1; }
 		echo done | timeout 5 busybox nc "$WIRE_PEER" "$2" 2>/dev/null && return 0
 	done
@@ -235,7 +235,7 @@ ulp_nvme() {
 	fi
 	modprobe nvme-rdma
 	wire_sync "nvme-up-$port"
-	check "nvme connect -t rdma to a, $what" timeout 120 nvme connect -t rdma -a "$WIRE_PEER" \
+	check "nvme connect -t rdma to a, $what" timeout $((120 * WIRE_SCALE)) nvme connect -t rdma -a "$WIRE_PEER" \
 		-s 4420 -n "$ULP_NQN"
 	if blk=$(_nvme_dev); then
 		check "fio on a's namespace: 4 KiB random writes, 16 MiB, verified, $what" \
@@ -264,7 +264,7 @@ ulp_nfs() {
 	mkdir -p "$ULP_DIR/mnt"
 	wire_sync "nfs-up-$port"
 	check "mount -t nfs4 -o proto=rdma a:/, $what" \
-		timeout 120 mount -t nfs4 -o proto=rdma,port=20049 "$WIRE_PEER:/" "$ULP_DIR/mnt"
+		timeout $((120 * WIRE_SCALE)) mount -t nfs4 -o proto=rdma,port=20049 "$WIRE_PEER:/" "$ULP_DIR/mnt"
 	if mountpoint -q "$ULP_DIR/mnt"; then
 		check "NFS over RDMA: files of 1 KiB to 32 MiB written to a and read back, $what" \
 			_nfs_files

@@ -7,7 +7,7 @@
 #   wire_use KIND   this side's device on eth0 becomes KIND0 (rxe or srnic): sets dev and gid
 #   wire_side server|client PORT CMD...  CMD as the server (listening on PORT before the other
 #                   side is told to connect) or as the client (the peer's address added); each
-#                   bounded by WIRE_CMD_TIMEOUT seconds (120)
+#                   bounded by WIRE_CMD_TIMEOUT seconds (120 x SRNIC_TIME_SCALE)
 # WIRE_ROLE (a or b), WIRE_ME, WIRE_PEER (IPv4), WIRE_ME6, WIRE_PEER6 (IPv6) describe the two sides.
 WIRE_ROLE=${SRNIC_WIRE_ROLE:?not in a guest of qemu/run-pair}
 WIRE_IF=eth0
@@ -17,6 +17,8 @@ else
 	WIRE_ME=10.47.0.2 WIRE_PEER=10.47.0.1 WIRE_ME6=fd47::2 WIRE_PEER6=fd47::1
 fi
 WIRE_SYNC_PORT=4700
+# Time limits multiply by this on a debug kernel (make check-debug sets SRNIC_TIME_SCALE).
+WIRE_SCALE=${SRNIC_TIME_SCALE:-1}
 
 wire_up() {
 	local i
@@ -36,7 +38,7 @@ wire_up() {
 wire_sync() {
 	local name=$1 got i
 	if [ "$WIRE_ROLE" = a ]; then
-		got=$(timeout 300 busybox nc -l -p "$WIRE_SYNC_PORT" </dev/null) || return 1
+		got=$(timeout $((300 * WIRE_SCALE)) busybox nc -l -p "$WIRE_SYNC_PORT" </dev/null) || return 1
 		[ "$got" = "$name" ] || { echo "wire: sync $name met $got" >&2; return 1; }
 		return 0
 	fi
@@ -82,7 +84,7 @@ wire_use() {
 wire_tcp_listening() { ss -Hltn "sport = :$1" | grep -q .; }
 
 wire_side() {
-	local role=$1 port=$2 limit=${WIRE_CMD_TIMEOUT:-120}
+	local role=$1 port=$2 limit=${WIRE_CMD_TIMEOUT:-$((120 * WIRE_SCALE))}
 	shift 2
 	if [ "$role" = server ]; then
 		timeout "$limit" "$@" &
