@@ -14,6 +14,7 @@
  */
 #include <net/ip.h>
 #include <net/addrconf.h>
+#include <rdma/ib_addr.h>
 
 #include "srnic_loc.h"
 
@@ -25,14 +26,10 @@ struct srnic_mcg {
 	u32 qpn[];
 };
 
-/* Whether @gid is a multicast GID: IPv6 ff00::/8, or IPv4 224/4 mapped. */
+/* Whether @gid is a multicast GID (the core's test, which takes no const). */
 bool srnic_gid_is_mcast(const u8 *gid)
 {
-	const struct in6_addr *a = (const struct in6_addr *)gid;
-
-	if (ipv6_addr_v4mapped(a))
-		return ipv4_is_multicast(a->s6_addr32[3]);
-	return ipv6_addr_is_multicast(a);
+	return rdma_is_multicast_addr((struct in6_addr *)gid);
 }
 
 /* The Ethernet address frames to @mgid are sent to. */
