@@ -30,7 +30,7 @@ for kb in /lib/modules/*/build; do
 		echo "ok - srnic.ko builds against $v's headers"
 		host_passed=$((host_passed + 1))
 	else
-		echo "not ok - srnic.ko builds against $v's headers"
+		echo "not ok - srnic.ko builds against $v's headers" | tee -a "$log/own.txt"
 		sed 's/^/#   /' "$log/other.txt" | grep -E 'error|warning' | head -n 20
 		host_failed=$((host_failed + 1))
 	fi
@@ -55,7 +55,7 @@ vm_skipped=$(echo "$vm_line" | sed -n 's/.* \([0-9]*\) skipped.*/\1/p')
 vm_passed=${vm_passed:-0} vm_failed=${vm_failed:-0} vm_skipped=${vm_skipped:-0}
 # A crash, hang or kernel warning fails the run even if every test passed.
 if [ "$vm_rc" -ne 0 ] && [ "$vm_failed" -eq 0 ]; then
-	echo "not ok - VM run (qemu/run status $vm_rc: crash, hang or kernel warning)"
+	echo "not ok - VM run (qemu/run status $vm_rc: crash, hang or kernel warning)" | tee -a "$log/own.txt"
 	vm_failed=1
 fi
 
@@ -69,9 +69,16 @@ if [ -z "${SRNIC_SUITES:-}" ] || [[ " $SRNIC_SUITES " == *" pair "* ]]; then
 	pair_passed=$(grep -cE '^[ab]\| ok - ' "$log/pair.txt")
 	pair_failed=$(grep -cE '^[ab]\| not ok - ' "$log/pair.txt")
 	if [ "$pair_rc" -ne 0 ] && [ "$pair_failed" -eq 0 ]; then
-		echo "not ok - two hosts (qemu/run-pair status $pair_rc: crash, hang or kernel warning)"
+		echo "not ok - two hosts (qemu/run-pair status $pair_rc: crash, hang or kernel warning)" | tee -a "$log/own.txt"
 		pair_failed=1
 	fi
+fi
+
+# CI keeps only the end of the output: name every failure again just above the totals.
+if [ $((host_failed + vm_failed + pair_failed)) -gt 0 ]; then
+	echo "# ==== failures"
+	grep -hE '^(not ok|[0-9]+/[0-9]+ Test .*Failed)' "$log/host.txt"
+	grep -hE '^([ab]\| )?(# )*not ok ' "$log/own.txt" "$log/vm.txt" "$log/pair.txt" 2>/dev/null
 fi
 
 passed=$((host_passed + vm_passed + pair_passed))
