@@ -278,7 +278,7 @@ enum srnic_port_counter {
 	SRNIC_PC_DUP_REQUESTS,		/* RC/UC requests that came twice */
 	SRNIC_PC_ICRC_ERRORS,		/* requests dropped for a bad ICRC */
 	SRNIC_PC_TX_PACKETS,		/* packets onto the wire */
-	SRNIC_PC_TX_DROPPED,		/* not sent: no route, no memory */
+	SRNIC_PC_TX_DROPPED,		/* not sent: no route, no memory, qdisc full */
 	SRNIC_PC_RX_DROPPED,		/* from the wire, dropped unread */
 	SRNIC_PC_SEQ_NAKS_SENT,		/* PSN sequence error NAKs sent */
 	SRNIC_PC_NUM
@@ -580,6 +580,8 @@ struct srnic_wire_qp {
 	u32 sent_from;			/* ... the PSN it last went from */
 	bool resume;			/* ... it goes again from @resume_psn */
 	u32 resume_psn;
+	bool tx_stalled;		/* ... the netdev refused its packet ... */
+	u32 stall_psn;			/* ... of this PSN: the rest go from it */
 	u32 nak_psn;			/* the PSN an RNR or sequence NAK named */
 	u32 got;			/* ... the furthest one named so far */
 	u8 backoff;			/* timeouts without progress, in a row */
@@ -605,6 +607,7 @@ struct srnic_wire_qp {
 	u32 next_idx;
 	u64 next_off;
 	u32 una;
+	bool tx_full;			/* the netdev refused a piece ahead */
 	/* Responder, run by the QP's engine thread only. */
 	u32 epsn;			/* the PSN expected next */
 	u32 msn;			/* messages completed */

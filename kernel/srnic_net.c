@@ -483,7 +483,8 @@ static void srnic_net_l3(struct sk_buff *skb, const struct srnic_txp *t,
 
 /*
  * Sends packet @t out of @sdev's netdev.  Lost, as on any wire, when there
- * is no route or no memory (counted; -ENOBUFS).  Inside srnic_engine_srcu:
+ * is no route or no memory, or the netdev's queue is full (counted;
+ * -ENOBUFS).  Inside srnic_engine_srcu:
  * the skb is allocated without sleeping.
  */
 int srnic_net_xmit(struct srnic_dev *sdev, const struct srnic_txp *t)
@@ -494,6 +495,7 @@ int srnic_net_xmit(struct srnic_dev *sdev, const struct srnic_txp *t)
 	u32 pad = -t->len & 3, l4_len;
 	struct srnic_bth *bth;
 	struct sk_buff *skb;
+	int err;
 	u8 *p;
 
 	l4_len = sizeof(struct udphdr) + sizeof(*bth) + t->ext_len + t->len +
@@ -523,9 +525,14 @@ int srnic_net_xmit(struct srnic_dev *sdev, const struct srnic_txp *t)
 			   p + t->len + pad);
 	skb->dev = ndev;
 	if (ipv4)
-		ip_local_out(dev_net(ndev), NULL, skb);
+		err = ip_local_out(dev_net(ndev), NULL, skb);
 	else
-		ip6_local_out(dev_net(ndev), NULL, skb);
+		err = ip6_local_out(dev_net(ndev), NULL, skb);
+	/* The qdisc refused it (full): a NIC whose ring is full waits. */
+	if (net_xmit_eval(err)) {
+		srnic_count(sdev, SRNIC_PC_TX_DROPPED);
+		return -ENOBUFS;
+	}
 	srnic_count(sdev, SRNIC_PC_TX_PACKETS);
 	return 0;
 drop:

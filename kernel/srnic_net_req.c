@@ -98,10 +98,13 @@ static u32 srnic_req_ext(const struct srnic_msg *m, u8 op, u8 *ext)
 
 /*
  * The packets of a SEND or WRITE piece, a PSN each from the piece's first,
- * @psn; those before @from were received already.
+ * @psn; those before @from were received already.  False when the netdev's
+ * queue refused one, whose PSN goes to *@stop: the rest are not built (they
+ * would be refused too).
  */
-static void srnic_req_send_data(struct srnic_qp *qp, const struct srnic_msg *m,
-			       struct srnic_txp *t, u32 psn, u32 from)
+static bool srnic_req_send_data(struct srnic_qp *qp, const struct srnic_msg *m,
+			       struct srnic_txp *t, u32 psn, u32 from,
+			       u32 *stop)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	u32 n = srnic_psn_diff(from, psn), mtu = qp->w.mtu;
@@ -122,9 +125,13 @@ static void srnic_req_send_data(struct srnic_qp *qp, const struct srnic_msg *m,
 		t->psn = psn + n++;
 		t->se = m->solicited && off + t->len >= m->len;
 		t->ackreq = last && qp->ibqp.qp_type == IB_QPT_RC;
-		srnic_net_xmit(sdev, t);
+		if (srnic_net_xmit(sdev, t)) {
+			*stop = t->psn;
+			return false;
+		}
 		off += t->len;
 	} while (!last);
+	return true;
 }
 
 /*
@@ -132,7 +139,7 @@ static void srnic_req_send_data(struct srnic_qp *qp, const struct srnic_msg *m,
  * that has not come (hardware asks again the same way).  It takes a PSN
  * per response packet.
  */
-static void srnic_req_send_read(struct srnic_qp *qp, const struct srnic_msg *m,
+static bool srnic_req_send_read(struct srnic_qp *qp, const struct srnic_msg *m,
 			       struct srnic_txp *t)
 {
 	const struct srnic_wire_qp *w = &qp->w;
@@ -148,11 +155,11 @@ static void srnic_req_send_read(struct srnic_qp *qp, const struct srnic_msg *m,
 	t->ext_len = sizeof(reth);
 	t->psn = psn;
 	t->ackreq = true;
-	srnic_net_xmit(to_sdev(qp->ibqp.device), t);
+	return !srnic_net_xmit(to_sdev(qp->ibqp.device), t);
 }
 
 /* An atomic: AtomicETH, or ATOMIC WRITE's RETH and 8 bytes of payload. */
-static void srnic_req_send_atomic(struct srnic_qp *qp, const struct srnic_msg *m,
+static bool srnic_req_send_atomic(struct srnic_qp *qp, const struct srnic_msg *m,
 				 struct srnic_txp *t, u32 psn)
 {
 	struct srnic_atmeth atm = {
@@ -183,7 +190,7 @@ static void srnic_req_send_atomic(struct srnic_qp *qp, const struct srnic_msg *m
 	}
 	t->psn = psn;
 	t->ackreq = true;
-	srnic_net_xmit(to_sdev(qp->ibqp.device), t);
+	return !srnic_net_xmit(to_sdev(qp->ibqp.device), t);
 }
 
 /* The @i-th piece sent ahead, oldest first. */
@@ -191,6 +198,21 @@ static struct srnic_wire_piece *srnic_req_ahead_at(struct srnic_wire_qp *w,
 						   u32 i)
 {
 	return &w->ahead[(w->ahead_head + i) % SRNIC_WIRE_WINDOW];
+}
+
+/* The piece ahead whose PSNs hold @psn, or -1.  Under w->lock. */
+static int srnic_req_ahead_find(struct srnic_wire_qp *w, u32 psn)
+{
+	u32 i;
+
+	for (i = 0; i < w->ahead_n; i++) {
+		const struct srnic_wire_piece *p = srnic_req_ahead_at(w, i);
+
+		if (srnic_psn_diff(psn, p->first) >= 0 &&
+		    srnic_psn_diff(psn, p->last) <= 0)
+			return i;
+	}
+	return -1;
 }
 
 /*
@@ -235,14 +257,47 @@ static bool srnic_req_acked_by_response(u8 op)
 
 /*
  * Whether a piece may go ahead now: the head waits for its ACK (no NAK
- * came, it is no READ or atomic), and the window has room.  Under w->lock.
+ * came, it is no READ or atomic), the window has room, and the netdev's
+ * queue took the last piece sent ahead.  Under w->lock.
  */
 static bool srnic_req_room(const struct srnic_wire_qp *w)
 {
-	return w->ahead && w->out && !w->answered &&
+	return w->ahead && w->out && !w->answered && !w->tx_full &&
 	       !srnic_req_is_reply_op(w->out_op) &&
 	       w->ahead_n < SRNIC_WIRE_WINDOW &&
 	       w->ahead_bytes < SRNIC_WIRE_WINDOW_BYTES;
+}
+
+/*
+ * The packets of the head's piece @m from PSN @from on.  When the netdev's
+ * queue refuses one, the rest go from it a tick later (the request that
+ * finds it stalled): a piece larger than the queue goes in parts, and no
+ * part costs a retry.
+ */
+static void srnic_req_send_from(struct srnic_qp *qp, const struct srnic_msg *m,
+				u32 from)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	struct srnic_txp t = {};
+	u32 stop = from;
+	bool ok;
+
+	srnic_net_txp_path(qp, &t);
+	if (m->opcode == IB_UVERBS_WR_RDMA_READ)
+		ok = srnic_req_send_read(qp, m, &t);
+	else if (srnic_opcode_is_atomic(m->opcode))
+		ok = srnic_req_send_atomic(qp, m, &t, w->out_first);
+	else
+		ok = srnic_req_send_data(qp, m, &t, w->out_first, from, &stop);
+	spin_lock(&w->lock);
+	w->tx_stalled = !ok;
+	if (ok) {
+		w->out_until = jiffies + srnic_req_timeout(qp, w->backoff);
+	} else {
+		w->stall_psn = stop;
+		w->out_until = jiffies + 1;
+	}
+	spin_unlock(&w->lock);
 }
 
 /*
@@ -252,7 +307,6 @@ static bool srnic_req_room(const struct srnic_wire_qp *w)
 static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 {
 	struct srnic_wire_qp *w = &qp->w;
-	struct srnic_txp t = {};
 	u32 n;
 
 	/* Recorded first: its answer may come before the last packet has gone. */
@@ -283,14 +337,7 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 		       w->resume_psn;
 	w->out_until = jiffies + srnic_req_timeout(qp, w->backoff);
 	spin_unlock(&w->lock);
-
-	srnic_net_txp_path(qp, &t);
-	if (m->opcode == IB_UVERBS_WR_RDMA_READ)
-		srnic_req_send_read(qp, m, &t);
-	else if (srnic_opcode_is_atomic(m->opcode))
-		srnic_req_send_atomic(qp, m, &t, w->out_first);
-	else
-		srnic_req_send_data(qp, m, &t, w->out_first, w->sent_from);
+	srnic_req_send_from(qp, m, w->sent_from);
 }
 
 /*
@@ -355,6 +402,8 @@ static void srnic_req_answer(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	spin_lock(&w->lock);
 	if (w->answered) {
+		/* Answers flow again: the window may open. */
+		w->tx_full = false;
 		rep->r = w->ans;
 		rep->rnr_usec = w->rnr_usec;
 		rep->orig = w->orig;
@@ -441,6 +490,13 @@ void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (!w->out && !w->resume && w->ahead_n)
 		srnic_req_promote(qp, m);
 	if ((w->out || w->resume) && srnic_req_same(w, m) && w->out) {
+		/* Refused by the netdev's queue: the rest of it, now. */
+		if (w->tx_stalled && !READ_ONCE(w->answered)) {
+			srnic_req_send_from(qp, m, w->stall_psn);
+			rep->r = SRNIC_RESP_PENDING;
+			rep->until = w->out_until;
+			return;
+		}
 		srnic_req_answer(eng, qp, m, rep);
 		return;
 	}
@@ -480,7 +536,8 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 	u32 n = max_t(u32, 1, DIV_ROUND_UP(m->plen, w->mtu));
 	struct srnic_wire_piece *p;
 	struct srnic_txp t = {};
-	u32 first;
+	u32 first, stop;
+	int i;
 
 	spin_lock(&w->lock);
 	if (!srnic_req_room(w) || w->next_idx != idx || w->next_off != m->off) {
@@ -501,8 +558,20 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 	spin_unlock(&w->lock);
 
 	srnic_net_txp_path(qp, &t);
-	srnic_req_send_data(qp, m, &t, first, first);
-	return true;
+	if (srnic_req_send_data(qp, m, &t, first, first, &stop))
+		return true;
+	/*
+	 * The netdev's queue is full: blasting more at it loses them all.
+	 * The piece goes again later, and nothing goes ahead until the head's
+	 * answer comes (a NIC's full send ring stops it the same way).
+	 */
+	spin_lock(&w->lock);
+	i = srnic_req_ahead_find(w, first);
+	if (i >= 0)
+		srnic_req_cut(w, i);
+	w->tx_full = true;
+	spin_unlock(&w->lock);
+	return false;
 }
 
 /* ---- answers from the wire ---- */
@@ -587,21 +656,6 @@ static void srnic_req_read_resp(struct srnic_qp *qp, const struct srnic_pkt *p)
 	w->rd_next = (w->rd_next + 1) & SRNIC_PSN_MASK;
 	if ((p->flags & SRNIC_OPF_LAST) && w->rd_bytes == w->out_len)
 		srnic_req_answered(qp, SRNIC_RESP_OK);
-}
-
-/* The piece ahead whose PSNs hold @psn, or -1.  Under w->lock. */
-static int srnic_req_ahead_find(struct srnic_wire_qp *w, u32 psn)
-{
-	u32 i;
-
-	for (i = 0; i < w->ahead_n; i++) {
-		const struct srnic_wire_piece *p = srnic_req_ahead_at(w, i);
-
-		if (srnic_psn_diff(psn, p->first) >= 0 &&
-		    srnic_psn_diff(psn, p->last) <= 0)
-			return i;
-	}
-	return -1;
 }
 
 /*

@@ -198,8 +198,13 @@ static void srnic_wresp_data(struct srnic_engine *eng, struct srnic_qp *qp,
 			       p->psn);
 }
 
-/* The READ response packets of one window of @m, resolved in eng->remote. */
-static void srnic_wresp_read_window(struct srnic_engine *eng,
+/*
+ * The READ response packets of one window of @m, resolved in eng->remote.
+ * Returns the offset in the READ it reached: short of the window's end when
+ * the netdev's queue refused a packet, which goes again from there on the
+ * next visit rather than after the requester's timeout.
+ */
+static u64 srnic_wresp_read_window(struct srnic_engine *eng,
 				   struct srnic_qp *qp, const struct srnic_msg *m)
 {
 	const struct srnic_wire_read *rd = &qp->w.rd;
@@ -227,9 +232,11 @@ static void srnic_wresp_read_window(struct srnic_engine *eng,
 			    sizeof(aeth) : 0;
 		t.off = off - m->off;
 		t.psn = (rd->psn + off / mtu) & SRNIC_PSN_MASK;
-		srnic_net_xmit(to_sdev(qp->ibqp.device), &t);
+		if (srnic_net_xmit(to_sdev(qp->ibqp.device), &t))
+			return off;
 		off += t.len;
 	} while (off < end);
+	return end;
 }
 
 /*
@@ -251,6 +258,7 @@ static enum srnic_resp srnic_wresp_read_more(struct srnic_engine *eng,
 		.off = rd->off,
 	};
 	enum srnic_resp r;
+	u64 sent;
 
 	srnic_wresp_msg_init(qp, &m);
 	do {
@@ -259,8 +267,12 @@ static enum srnic_resp srnic_wresp_read_more(struct srnic_engine *eng,
 		srnic_resp_account(qp, &m, r);
 		if (r != SRNIC_RESP_OK)
 			break;
-		srnic_wresp_read_window(eng, qp, &m);
+		sent = srnic_wresp_read_window(eng, qp, &m);
 		srnic_sg_release(&eng->remote);
+		if (sent < m.off + m.plen) {
+			m.off = sent;
+			break;
+		}
 		m.off += m.plen;
 	} while (m.off < end);
 	rd->off = m.off;

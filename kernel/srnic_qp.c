@@ -452,6 +452,8 @@ static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
 		w->answered = false;
 		w->ahead_n = 0;
 		w->ahead_bytes = 0;
+		w->tx_full = false;
+		w->tx_stalled = false;
 	}
 	spin_unlock(&w->lock);
 }

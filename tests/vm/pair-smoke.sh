@@ -4,10 +4,10 @@
 # srnic on the wire: srnic (a) with rxe (b), then srnic on both sides, each way round: UD
 # datagrams (ibv_ud_pingpong -c, IPv4; between srnic devices also IPv6), RC and UC (the
 # pingpongs with data checks, the eight perftest programs), then RC on a bad wire (netem loss,
-# reordering, duplication, corruption); srnic's counters show the packets, tshark decodes
-# captures of UD and RC between srnic devices; rdma_cm (rping, ucmatose), multicast (mckey) and
-# NVMe over RDMA srnic with rxe and with srnic, NFS over RDMA between srnic devices.  Prints "ok - ..." / "not ok - ..." lines; exits non-zero if one
-# failed.
+# reordering, duplication, corruption, a netdev queue shorter than a piece); srnic's counters show
+# the packets, tshark decodes captures of UD and RC between srnic devices; rdma_cm (rping,
+# ucmatose), multicast (mckey) and NVMe over RDMA srnic with rxe and with srnic, NFS over RDMA
+# between srnic devices.  Prints "ok - ..." / "not ok - ..." lines; exits non-zero if one failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/vm/lib.sh"	# RDMAV_DRIVERS: the srnic provider
@@ -326,5 +326,9 @@ badwire 18750 "srnic with srnic, 5% loss" seq_naks_sent loss 5%
 badwire 18760 "srnic with srnic, 25% reordering" seq_naks_sent delay 2ms reorder 25% 50%
 badwire 18770 "srnic with srnic, 5% duplication" duplicate_request duplicate 5%
 badwire 18780 "srnic with srnic, 1% corruption" rx_icrc_errors corrupt 1%
+# A queue shorter than a 64 KiB piece's packets: what the netdev refuses goes again once it has
+# room (the requester's pieces, the responder's READ responses), never lost to the timer again
+# and again, and srnic counts the refusals.
+badwire 18790 "srnic with srnic, a 16-packet queue at 200 Mbit/s" tx_dropped rate 200mbit limit 16
 rdma link del "$dev"
 exit $fail
