@@ -36,17 +36,34 @@ wire_up() {
 # One rendezvous per name and call: the name is sent and checked, so the two sides cannot pass
 # different points of their scripts for the same one.
 wire_sync() {
-	local name=$1 got i
+	local name=$1 got
 	if [ "$WIRE_ROLE" = a ]; then
-		got=$(timeout $((300 * WIRE_SCALE)) busybox nc -l -p "$WIRE_SYNC_PORT" </dev/null) || return 1
+		got=$(_wire_listen) || return 1
 		[ "$got" = "$name" ] || { echo "wire: sync $name met $got" >&2; return 1; }
 		return 0
 	fi
+	_wire_tell "$name" || { echo "wire: sync $name: $WIRE_PEER never listened" >&2; return 1; }
+}
+
+# wire_swap NAME VALUE: gives the other side VALUE (a word) and prints its own (a barrier too):
+# b tells a, then a tells b, each listening on WIRE_SYNC_PORT in turn.
+wire_swap() {
+	local got
+	if [ "$WIRE_ROLE" = a ]; then
+		got=$(_wire_listen) && _wire_tell "$1 $2" || return 1
+	else
+		_wire_tell "$1 $2" && got=$(_wire_listen) || return 1
+	fi
+	[ "${got% *}" = "$1" ] || { echo "wire: swap $1 met $got" >&2; return 1; }
+	echo "${got##* }"
+}
+_wire_listen() { timeout $((300 * WIRE_SCALE)) busybox nc -l -p "$WIRE_SYNC_PORT" </dev/null; }
+_wire_tell() {
+	local i
 	for i in $(seq 1 600); do
-		echo "$name" | timeout 5 busybox nc "$WIRE_PEER" "$WIRE_SYNC_PORT" 2>/dev/null && return 0
+		echo "$1" | timeout 5 busybox nc "$WIRE_PEER" "$WIRE_SYNC_PORT" 2>/dev/null && return 0
 		sleep 0.5
 	done
-	echo "wire: sync $name: $WIRE_PEER never listened" >&2
 	return 1
 }
 
