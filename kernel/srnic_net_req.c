@@ -272,7 +272,8 @@ static bool srnic_req_room(const struct srnic_wire_qp *w)
  * The packets of the head's piece @m from PSN @from on.  When the netdev's
  * queue refuses one, the rest go from it a tick later (the request that
  * finds it stalled): a piece larger than the queue goes in parts, and no
- * part costs a retry.
+ * part costs a retry, within the piece's timeout; a queue that refuses
+ * longer is a lost transmission, which the timer sends again and counts.
  */
 static void srnic_req_send_from(struct srnic_qp *qp, const struct srnic_msg *m,
 				u32 from)
@@ -291,12 +292,10 @@ static void srnic_req_send_from(struct srnic_qp *qp, const struct srnic_msg *m,
 		ok = srnic_req_send_data(qp, m, &t, w->out_first, from, &stop);
 	spin_lock(&w->lock);
 	w->tx_stalled = !ok;
-	if (ok) {
+	w->stall_psn = stop;
+	/* The timer runs from the last packet: a part that went is progress. */
+	if (ok)
 		w->out_until = jiffies + srnic_req_timeout(qp, w->backoff);
-	} else {
-		w->stall_psn = stop;
-		w->out_until = jiffies + 1;
-	}
 	spin_unlock(&w->lock);
 }
 
@@ -490,11 +489,14 @@ void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (!w->out && !w->resume && w->ahead_n)
 		srnic_req_promote(qp, m);
 	if ((w->out || w->resume) && srnic_req_same(w, m) && w->out) {
-		/* Refused by the netdev's queue: the rest of it, now. */
-		if (w->tx_stalled && !READ_ONCE(w->answered)) {
+		/* Refused by the netdev's queue: the rest of it, a tick on. */
+		if (w->tx_stalled && !READ_ONCE(w->answered) &&
+		    time_before(jiffies, w->out_until)) {
 			srnic_req_send_from(qp, m, w->stall_psn);
 			rep->r = SRNIC_RESP_PENDING;
-			rep->until = w->out_until;
+			rep->until = w->tx_stalled &&
+				     time_before(jiffies + 1, w->out_until) ?
+					     jiffies + 1 : w->out_until;
 			return;
 		}
 		srnic_req_answer(eng, qp, m, rep);

@@ -201,8 +201,8 @@ static void srnic_wresp_data(struct srnic_engine *eng, struct srnic_qp *qp,
 /*
  * The READ response packets of one window of @m, resolved in eng->remote.
  * Returns the offset in the READ it reached: short of the window's end when
- * the netdev's queue refused a packet, which goes again from there on the
- * next visit rather than after the requester's timeout.
+ * the netdev's queue refused a packet; the rest are not built then (they
+ * would be refused too).
  */
 static u64 srnic_wresp_read_window(struct srnic_engine *eng,
 				   struct srnic_qp *qp, const struct srnic_msg *m)
@@ -269,8 +269,13 @@ static enum srnic_resp srnic_wresp_read_more(struct srnic_engine *eng,
 			break;
 		sent = srnic_wresp_read_window(eng, qp, &m);
 		srnic_sg_release(&eng->remote);
+		/*
+		 * Refused: the READ's responses end here, as if lost; the
+		 * requester asks again for what it lacks.  Going on at the
+		 * next visit would spin the engine on a queue that stays full.
+		 */
 		if (sent < m.off + m.plen) {
-			m.off = sent;
+			m.off = m.len;
 			break;
 		}
 		m.off += m.plen;

@@ -349,8 +349,8 @@ badwire 18760 "srnic with srnic, 25% reordering" seq_naks_sent delay 2ms reorder
 badwire 18770 "srnic with srnic, 5% duplication" duplicate_request duplicate 5%
 badwire 18780 "srnic with srnic, 1% corruption" rx_icrc_errors corrupt 1%
 # A queue shorter than a 64 KiB piece's packets: what the netdev refuses goes again once it has
-# room (the requester's pieces, the responder's READ responses), never lost to the timer again
-# and again, and srnic counts the refusals.
+# room (the requester's pieces; a READ's responses when the requester asks again), and srnic
+# counts the refusals.
 badwire 18790 "srnic with srnic, a 16-packet queue at 200 Mbit/s" tx_dropped rate 200mbit limit 16
 rdma link del "$dev"
 exit $fail
