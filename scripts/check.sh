@@ -74,11 +74,24 @@ if [ -z "${SRNIC_SUITES:-}" ] || [[ " $SRNIC_SUITES " == *" pair "* ]]; then
 	fi
 fi
 
+# failures: each "not ok" line of TAP on stdin with the "#   " diagnostics that follow it (up to
+# 30), followed per guest: a two-host run interleaves a| and b| lines.
+failures() {
+	awk '{
+		p = ""
+		if (match($0, /^[ab]\| /)) p = substr($0, 1, 3)
+		rest = substr($0, length(p) + 1)
+		if (rest ~ /^(# )*not ok /) { print; n[p] = 30; next }
+		if (n[p] > 0 && rest ~ /^(# )*#   /) { print; n[p]--; next }
+		n[p] = 0
+	}'
+}
+
 # CI keeps only the end of the output: name every failure again just above the totals.
 if [ $((host_failed + vm_failed + pair_failed)) -gt 0 ]; then
 	echo "# ==== failures"
 	grep -hE '^(not ok|[0-9]+/[0-9]+ Test .*Failed)' "$log/host.txt"
-	grep -hE '^([ab]\| )?(# )*not ok ' "$log/own.txt" "$log/vm.txt" "$log/pair.txt" 2>/dev/null
+	cat "$log/own.txt" "$log/vm.txt" "$log/pair.txt" 2>/dev/null | failures
 fi
 
 passed=$((host_passed + vm_passed + pair_passed))
