@@ -634,6 +634,9 @@ struct srnic_wire_qp {
 		u32 len;
 		u32 off;		/* ... bytes sent so far */
 		u32 msn;		/* ... in its last response's AETH */
+		/* ... the netdev's queue refused one: the rest go on then */
+		unsigned long until;
+		unsigned long stalled;	/* ... since then no packet went */
 	} rd;
 	struct sk_buff_head held;
 };

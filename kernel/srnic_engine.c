@@ -192,7 +192,7 @@ static int srnic_engine_scan(struct srnic_thread *t, unsigned long *timer,
 		/* Packets from the wire first: a NIC's receive ring. */
 		if (!skb_queue_empty_lockless(&t->rxq) ||
 		    xa_marked(&t->sdev->qps, SRNIC_QP_READING))
-			work += srnic_net_rx(t);
+			work += srnic_net_rx(t, timer);
 		while ((qp = srnic_scan_next(t, &idx, &pos))) {
 			idx++;
 			if (srnic_qp_idle(qp))

@@ -129,13 +129,20 @@ int srnic_destroy_ah(struct ib_ah *ibah, u32 flags);
 int srnic_engine_start(struct srnic_dev *sdev, const char *name);
 void srnic_engine_stop(struct srnic_dev *sdev);
 void srnic_engine_kick(struct srnic_qp *qp);
+
+/* The engine's earliest timer, @timer (0: none), made @at if that is sooner. */
+static inline void srnic_timer_min(unsigned long *timer, unsigned long at)
+{
+	if (!*timer || time_before(at, *timer))
+		*timer = at;
+}
 struct srnic_thread *srnic_qp_thread(struct srnic_qp *qp);
 void srnic_thread_kick(struct srnic_thread *t);
 
 /* srnic_net.c: RoCEv2 on the wire */
 int srnic_net_init(void);
 void srnic_net_cleanup(void);
-int srnic_net_rx(struct srnic_thread *t);
+int srnic_net_rx(struct srnic_thread *t, unsigned long *timer);
 void srnic_engine_sync(struct srnic_dev *sdev);
 void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp);
 

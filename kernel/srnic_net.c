@@ -361,9 +361,10 @@ drop:
 /*
  * The READs whose responses go out from thread @t's QPs: the next part of
  * each, then, where one is over, the requests that waited behind it, until
- * one of them is a READ again.  Returns the QPs served.
+ * one of them is a READ again.  Returns the QPs served; one that waits for
+ * the netdev's queue is not served, and its time goes to @timer.
  */
-static int srnic_net_resp_reads(struct srnic_thread *t)
+static int srnic_net_resp_reads(struct srnic_thread *t, unsigned long *timer)
 {
 	struct srnic_dev *sdev = t->sdev;
 	struct srnic_qp *qp;
@@ -373,6 +374,8 @@ static int srnic_net_resp_reads(struct srnic_thread *t)
 
 	xa_for_each_marked(&sdev->qps, i, qp, SRNIC_QP_READING) {
 		if (srnic_qp_engine(i, sdev->sched.nthreads) != t->idx)
+			continue;
+		if (srnic_net_resp_read_waits(qp, timer))
 			continue;
 		n++;
 		if (srnic_net_resp_read_next(&t->eng, qp))
@@ -386,9 +389,10 @@ static int srnic_net_resp_reads(struct srnic_thread *t)
 
 /*
  * Runs the packets queued for thread @t, SRNIC_RX_BUDGET at most, and the
- * READs its QPs answer; inside srnic_engine_srcu.  Returns the work done.
+ * READs its QPs answer; inside srnic_engine_srcu.  Returns the work done;
+ * @timer gets the earliest time a READ waits for.
  */
-int srnic_net_rx(struct srnic_thread *t)
+int srnic_net_rx(struct srnic_thread *t, unsigned long *timer)
 {
 	struct sk_buff *skb;
 	int n = 0;
@@ -398,7 +402,7 @@ int srnic_net_rx(struct srnic_thread *t)
 		n++;
 	}
 	if (xa_marked(&t->sdev->qps, SRNIC_QP_READING))
-		n += srnic_net_resp_reads(t);
+		n += srnic_net_resp_reads(t, timer);
 	return n;
 }
 

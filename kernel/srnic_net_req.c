@@ -258,11 +258,13 @@ static bool srnic_req_acked_by_response(u8 op)
 /*
  * Whether a piece may go ahead now: the head waits for its ACK (no NAK
  * came, it is no READ or atomic), the window has room, and the netdev's
- * queue took the last piece sent ahead.  Under w->lock.
+ * queue took the head's packets and the last piece sent ahead (a piece
+ * past a gap would only draw a sequence NAK).  Under w->lock.
  */
 static bool srnic_req_room(const struct srnic_wire_qp *w)
 {
 	return w->ahead && w->out && !w->answered && !w->tx_full &&
+	       !w->tx_stalled &&
 	       !srnic_req_is_reply_op(w->out_op) &&
 	       w->ahead_n < SRNIC_WIRE_WINDOW &&
 	       w->ahead_bytes < SRNIC_WIRE_WINDOW_BYTES;
@@ -297,6 +299,18 @@ static void srnic_req_send_from(struct srnic_qp *qp, const struct srnic_msg *m,
 	if (ok)
 		w->out_until = jiffies + srnic_req_timeout(qp, w->backoff);
 	spin_unlock(&w->lock);
+}
+
+/*
+ * When the requester looks at its head piece again: a tick on while the
+ * netdev's queue holds part of it back (within its timeout), else when its
+ * timer runs out.
+ */
+static unsigned long srnic_req_until(const struct srnic_wire_qp *w)
+{
+	if (w->tx_stalled && time_before(jiffies + 1, w->out_until))
+		return jiffies + 1;
+	return w->out_until;
 }
 
 /*
@@ -494,9 +508,7 @@ void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
 		    time_before(jiffies, w->out_until)) {
 			srnic_req_send_from(qp, m, w->stall_psn);
 			rep->r = SRNIC_RESP_PENDING;
-			rep->until = w->tx_stalled &&
-				     time_before(jiffies + 1, w->out_until) ?
-					     jiffies + 1 : w->out_until;
+			rep->until = srnic_req_until(w);
 			return;
 		}
 		srnic_req_answer(eng, qp, m, rep);
@@ -509,7 +521,7 @@ void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	}
 	rep->r = SRNIC_RESP_PENDING;
-	rep->until = w->out_until;
+	rep->until = srnic_req_until(w);
 }
 
 /* The transport's ahead_pos(): where the next piece ahead goes from. */

@@ -240,6 +240,30 @@ static u64 srnic_wresp_read_window(struct srnic_engine *eng,
 }
 
 /*
+ * How long the READ responder waits for a netdev's queue that refuses
+ * every packet before its READ ends as if lost (the requester asks again
+ * for what it lacks): a queue that never drains holds no READ for ever.
+ */
+#define SRNIC_WRESP_READ_STALL	(HZ / 4)
+
+/*
+ * The netdev's queue refused the READ @rd's response at @sent (its window
+ * went from @off): the rest go a tick later, as a NIC's full ring holds
+ * them back, unless no packet went for SRNIC_WRESP_READ_STALL.  Returns
+ * where the READ goes on from (@len: it is over).
+ */
+static u64 srnic_wresp_read_refused(struct srnic_wire_read *rd, u64 off,
+				    u64 sent, u64 len)
+{
+	if (sent > off || !rd->stalled)
+		rd->stalled = jiffies;
+	else if (time_after(jiffies, rd->stalled + SRNIC_WRESP_READ_STALL))
+		return len;
+	rd->until = jiffies + 1;
+	return sent;
+}
+
+/*
  * The next responses of the READ going out (qp->w.rd), SRNIC_PIECE of
  * memory resolved at a time, until @budget bytes went.  An error or fault
  * stops them; the READ is no longer active.
@@ -261,6 +285,7 @@ static enum srnic_resp srnic_wresp_read_more(struct srnic_engine *eng,
 	u64 sent;
 
 	srnic_wresp_msg_init(qp, &m);
+	rd->until = 0;
 	do {
 		m.plen = min_t(u64, m.len - m.off, SRNIC_PIECE);
 		r = srnic_resp_execute(eng, qp, &m, &rep);
@@ -269,15 +294,11 @@ static enum srnic_resp srnic_wresp_read_more(struct srnic_engine *eng,
 			break;
 		sent = srnic_wresp_read_window(eng, qp, &m);
 		srnic_sg_release(&eng->remote);
-		/*
-		 * Refused: the READ's responses end here, as if lost; the
-		 * requester asks again for what it lacks.  Going on at the
-		 * next visit would spin the engine on a queue that stays full.
-		 */
 		if (sent < m.off + m.plen) {
-			m.off = m.len;
+			m.off = srnic_wresp_read_refused(rd, m.off, sent, m.len);
 			break;
 		}
+		rd->stalled = 0;
 		m.off += m.plen;
 	} while (m.off < end);
 	rd->off = m.off;
@@ -377,6 +398,20 @@ static void srnic_wresp_read(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (rd->active)
 		xa_set_mark(&to_sdev(qp->ibqp.device)->qps, qp->qpn,
 			    SRNIC_QP_READING);
+}
+
+/*
+ * Whether the READ of @qp going out waits for the netdev's queue (it
+ * refused a response): its time then goes to the engine's @timer.
+ */
+bool srnic_net_resp_read_waits(struct srnic_qp *qp, unsigned long *timer)
+{
+	const struct srnic_wire_read *rd = &qp->w.rd;
+
+	if (!rd->active || !rd->until || !time_before(jiffies, rd->until))
+		return false;
+	srnic_timer_min(timer, rd->until);
+	return true;
 }
 
 /*

@@ -573,8 +573,7 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 		/* A wire answer ends the wait for it early. */
 		if (time_before(jiffies, qp->rnr_until) &&
 		    !READ_ONCE(qp->w.answered)) {
-			if (!*timer || time_before(qp->rnr_until, *timer))
-				*timer = qp->rnr_until;
+			srnic_timer_min(timer, qp->rnr_until);
 			/* What was posted meanwhile goes ahead of the answer. */
 			srnic_send_ahead(sdev, eng, qp, &bytes, max_bytes);
 			goto out;
@@ -597,8 +596,7 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 		if (ret == -EINPROGRESS)
 			break;
 		if (ret == -EAGAIN) {
-			if (!*timer || time_before(qp->rnr_until, *timer))
-				*timer = qp->rnr_until;
+			srnic_timer_min(timer, qp->rnr_until);
 			break;
 		}
 		if (!ret)

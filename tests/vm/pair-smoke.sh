@@ -86,13 +86,13 @@ counter() { rdma statistic show link "$dev/1" | grep -o " $1 [0-9]*" | awk '{pri
 # even with rxe: ibv_rc_pingpong and ib_read_bw between two rxe devices fail at 5% loss, and
 # rxe's atomics failed once at 1% corruption).
 badwire() {
-	local port=$1 what=$2 ctr=$3 me_a=server me_b=client before=0 prog
+	local port=$1 what=$2 ctr=$3 me_a=server me_b=client before=0 rt_before=0 prog
 	shift 3
 	[ "$WIRE_ROLE" = a ] || { me_a=client; me_b=server; }
 	wire_sync "netem-$port" || { echo "not ok - $WIRE_ROLE: $what: sync"; fail=1; return; }
 	tc qdisc add dev "$WIRE_IF" root netem "$@" ||
 		{ echo "not ok - $WIRE_ROLE: $what: tc netem $*"; fail=1; return; }
-	[[ $dev == srnic* ]] && before=$(counter "$ctr")
+	[[ $dev == srnic* ]] && before=$(counter "$ctr") rt_before=$(counter retransmits)
 	[ -z "${ONE_WAY:-}" ] && lossy_both "$port" "$what"
 	port=$((port + 2))
 	for prog in ib_read_bw ib_atomic_bw; do
@@ -103,6 +103,18 @@ badwire() {
 	tc qdisc del dev "$WIRE_IF" root
 	[[ $dev == srnic* ]] &&
 		check "$what: srnic's $ctr counter grew" sh -c "[ $(counter "$ctr") -gt $before ]"
+	# A packet the netdev's queue refused is held back, not lost: it costs no retransmission
+	# (a refused ACK does, at the peer: a tenth of the refusals is room enough for those).
+	[[ $dev == srnic* && $ctr == tx_dropped ]] &&
+		check "$what: refusals cost (almost) no retransmissions" refusals_held "$before" "$rt_before"
+}
+
+# refusals_held TX_DROPPED RETRANSMITS: the counters' values before; the retransmissions since
+# are fewer than a tenth of the refusals.
+refusals_held() {
+	local dropped=$(($(counter tx_dropped) - $1)) rt=$(($(counter retransmits) - $2))
+	echo "# tx_dropped +$dropped, retransmits +$rt"
+	[ $((rt * 10)) -lt "$dropped" ]
 }
 
 # lossy_both PORT WHAT: ibv_rc_pingpong -c of 64 KiB, a serving, then b, on a wire that loses
