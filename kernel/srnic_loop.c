@@ -264,8 +264,8 @@ static void srnic_loop_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 	rep->r = r;
 }
 
-static void srnic_loop_request(struct srnic_engine *eng, struct srnic_qp *qp,
-			       struct srnic_msg *m, struct srnic_reply *rep)
+void srnic_loop_request(struct srnic_engine *eng, struct srnic_qp *qp,
+			struct srnic_msg *m, struct srnic_reply *rep)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	enum ib_qp_type type = qp->ibqp.qp_type;
@@ -308,8 +308,7 @@ static void srnic_loop_request(struct srnic_engine *eng, struct srnic_qp *qp,
 }
 
 /* READ: the responder's range goes once the requester has its bytes. */
-static void srnic_loop_reply_done(struct srnic_engine *eng,
-				  struct srnic_reply *rep)
+void srnic_loop_reply_done(struct srnic_engine *eng, struct srnic_reply *rep)
 {
 	if (rep->data)
 		srnic_sg_release(&eng->remote);

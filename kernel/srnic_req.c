@@ -8,6 +8,7 @@
  * (srnic_comp.c) turns each answer into the next piece, a retry or the
  * WQE's completion.  Nothing here looks at the destination QP.
  */
+#include <linux/indirect_call_wrapper.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 
@@ -467,7 +468,9 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 	if (status != IB_WC_SUCCESS)
 		goto complete;
 
-	qp->xport->request(eng, qp, &m, &rep);
+	/* Direct for the loopback: a retpoline per message shows. */
+	INDIRECT_CALL_1(qp->xport->request, srnic_loop_request, eng, qp, &m,
+			&rep);
 	if (rep.r == SRNIC_RESP_PENDING) {
 		/* Gone; its answer wakes the QP, or its timer resends it. */
 		srnic_sg_release(&eng->local);
@@ -487,7 +490,7 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 	}
 	if (rep.r == SRNIC_RESP_OK)
 		srnic_req_take_answer(eng, &m, &rep);
-	qp->xport->reply_done(eng, &rep);
+	INDIRECT_CALL_1(qp->xport->reply_done, srnic_loop_reply_done, eng, &rep);
 	/* UD is unacknowledged: whatever became of the datagram, it went. */
 	if (srnic_qpt_ud(type))
 		goto complete;
