@@ -10,7 +10,11 @@
  *
  * Groups are read by engines under RCU: each is an array of QPNs, replaced
  * whole (copy on write) by attach and detach, which take the device's
- * mcast_lock.
+ * mcast_lock.  A QP may be attached to a group several times: the core
+ * keeps one attachment per (GID, LID) it was given, and RoCE ignores the
+ * LID, so the group counts them and the QP leaves at the last detach (were
+ * the second one refused, the core would keep its entry, and the QP could
+ * never be destroyed).
  */
 #include <net/ip.h>
 #include <net/addrconf.h>
@@ -23,8 +27,14 @@ struct srnic_mcg {
 	struct rcu_head rcu;
 	u8 mgid[16];
 	u32 nqp;
-	u32 qpn[];
+	u32 qpn[];			/* nqp QPNs, then their attachments */
 };
+
+/* How many times each QP of @g is attached (under mcast_lock). */
+static u32 *srnic_mcg_refs(struct srnic_mcg *g)
+{
+	return g->qpn + g->nqp;
+}
 
 /* Whether @gid is a multicast GID (the core's test, which takes no const). */
 bool srnic_gid_is_mcast(const u8 *gid)
@@ -55,23 +65,32 @@ static struct srnic_mcg *srnic_mcg_find(struct srnic_dev *sdev,
 	return NULL;
 }
 
-/* @old's QPNs with @qpn added (@add) or taken out; NULL on no memory. */
-static struct srnic_mcg *srnic_mcg_copy(const struct srnic_mcg *old,
+/*
+ * @old's QPNs with @qpn added (@add: a new member, attached once) or taken
+ * out (a member); NULL on no memory.
+ */
+static struct srnic_mcg *srnic_mcg_copy(struct srnic_mcg *old,
 					const u8 *mgid, u32 qpn, bool add)
 {
 	u32 n = old ? old->nqp : 0, i, j = 0;
 	struct srnic_mcg *g;
 
-	g = kzalloc(struct_size(g, qpn, n + add), GFP_KERNEL);
+	g = kzalloc(struct_size(g, qpn, 2 * (add ? n + 1 : n - 1)),
+		    GFP_KERNEL);
 	if (!g)
 		return NULL;
 	memcpy(g->mgid, mgid, 16);
-	for (i = 0; i < n; i++)
-		if (old->qpn[i] != qpn)
-			g->qpn[j++] = old->qpn[i];
-	if (add)
-		g->qpn[j++] = qpn;
-	g->nqp = j;
+	g->nqp = add ? n + 1 : n - 1;
+	for (i = 0; i < n; i++) {
+		if (old->qpn[i] == qpn)
+			continue;
+		g->qpn[j] = old->qpn[i];
+		srnic_mcg_refs(g)[j++] = srnic_mcg_refs(old)[i];
+	}
+	if (add) {
+		g->qpn[j] = qpn;
+		srnic_mcg_refs(g)[j] = 1;
+	}
 	return g;
 }
 
@@ -89,8 +108,10 @@ int srnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	mutex_lock(&sdev->mcast_lock);
 	old = srnic_mcg_find(sdev, gid->raw);
 	for (i = 0; old && i < old->nqp; i++)
-		if (old->qpn[i] == qp->qpn)
-			goto out;		/* attached already */
+		if (old->qpn[i] == qp->qpn) {
+			srnic_mcg_refs(old)[i]++;	/* attached already */
+			goto out;
+		}
 	if ((!old && sdev->num_mcg >= SRNIC_MAX_MCAST_GRP) ||
 	    (old && old->nqp >= SRNIC_MAX_MCAST_QP_ATTACH)) {
 		err = -ENOMEM;
@@ -153,7 +174,12 @@ int srnic_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	g = srnic_mcg_find(sdev, gid->raw);
 	for (i = 0; g && i < g->nqp; i++)
 		if (g->qpn[i] == qp->qpn) {
-			err = srnic_mcg_remove(sdev, g, qp->qpn);
+			if (srnic_mcg_refs(g)[i] > 1) {
+				srnic_mcg_refs(g)[i]--;
+				err = 0;
+			} else {
+				err = srnic_mcg_remove(sdev, g, qp->qpn);
+			}
 			break;
 		}
 	mutex_unlock(&sdev->mcast_lock);

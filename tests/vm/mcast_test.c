@@ -5,7 +5,9 @@
  * detached or never attached QP receives none, nor does a
  * sender that asked IBV_QP_CREATE_BLOCK_SELF_MCAST_LB; attach and detach
  * refuse what the verbs refuse; the device's limits hold and a QP that
- * leaves frees its place, as does a process that exits attached.  "Received nothing" is shown by a sentinel: a
+ * leaves frees its place, as does a process that exits attached; a QP
+ * attached with several LIDs leaves at the last detach, and random attach,
+ * detach and destroy get the verbs' answers.  "Received nothing" is shown by a sentinel: a
  * unicast datagram from the same sender, sent after, arrives first.
  */
 #include <arpa/inet.h>
@@ -454,6 +456,147 @@ TEST_F(mc, groups_limit)
 	ASSERT_EQ(0, detach(&self->r1, &g));
 	g = group_gid(&self->e, n);
 	EXPECT_EQ(0, attach(&self->r2, &g));
+}
+
+/*
+ * The core keeps one attachment per (GID, LID) and RoCE ignores the LID: a
+ * QP attached with two LIDs stays a member until both are detached, and
+ * then nothing of it is left (before, the second detach was refused, the
+ * core kept its entry, and the QP could never be destroyed: EBUSY).
+ */
+TEST_F(mc, attached_per_lid_detached_per_lid)
+{
+	make_sender(_metadata, self, 0);
+	ASSERT_EQ(0, ibv_attach_mcast(self->r1.qp, &self->mgid, 0));
+	ASSERT_EQ(0, ibv_attach_mcast(self->r1.qp, &self->mgid, 7));
+	ASSERT_EQ(0, ibv_detach_mcast(self->r1.qp, &self->mgid, 0));
+	/* Still a member, by LID 7. */
+	post_recvs(_metadata, &self->r1, 2);
+	mc_send(_metadata, self, 4);
+	expect_mc(_metadata, self, &self->r1, 4, 0);
+	EXPECT_EQ(0, ibv_detach_mcast(self->r1.qp, &self->mgid, 7));
+	EXPECT_FALSE(netdev_listens(srnic_test_dev(), &self->mgid));
+	EXPECT_EQ(0, ibv_destroy_qp(self->r1.qp));
+	self->r1.qp = NULL;
+}
+
+#define RMC_QPS 4	/* the last one RC */
+#define RMC_GIDS 6
+#define RMC_LIDS 3
+#define RMC_OPS 3000
+
+static uint64_t rmc_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/*
+ * Attach, detach and destroy as a careless program does them, seeded
+ * (SRNIC_ADV_SEED; printed): random QPs (UD, one RC), GIDs (groups of both
+ * address families, the all-nodes group the netdev has anyway, GIDs that
+ * are no multicast), LIDs.  Every answer is the verbs' (a model of the
+ * core's one attachment per QP, GID and LID): attaching again is nothing,
+ * detaching what is not attached is EINVAL, an attached QP cannot be
+ * destroyed (EBUSY); a group's address is on the netdev while a QP is
+ * attached to it.  At the end every attachment goes and no address is left.
+ */
+TEST_F(mc, random_attach_detach)
+{
+	const char *env = getenv("SRNIC_ADV_SEED");
+	uint64_t seed = (env && *env ? strtoull(env, NULL, 0) :
+				       (uint64_t)time(NULL) * 2654435761u) | 1;
+	static const uint16_t lids[RMC_LIDS] = { 0, 7, 0xffff };
+	bool att[RMC_QPS][RMC_GIDS][RMC_LIDS] = {};
+	struct qp_opts rc = qp_defaults(&self->e, IBV_QPT_RC);
+	union ibv_gid g[RMC_GIDS] = {};
+	struct ep q[RMC_QPS] = {};
+	unsigned int op, i, j, k, ok = 0;
+
+	TH_LOG("seed 0x%llx (SRNIC_ADV_SEED reproduces it)", (unsigned long long)seed);
+	g[0] = group_gid(&self->e, 100);
+	g[1] = group_gid(&self->e, 101);
+	g[2].raw[0] = 0xff;			/* ff02::1, all nodes */
+	g[2].raw[1] = 0x02;
+	g[2].raw[15] = 1;
+	g[3].raw[10] = g[3].raw[11] = 0xff;	/* ::ffff:239.2.0.5 */
+	g[3].raw[12] = 239;
+	g[3].raw[13] = 2;
+	g[3].raw[15] = 5;
+	g[4].raw[0] = 0xfe;			/* fe80::1: no group */
+	g[4].raw[1] = 0x80;
+	g[4].raw[15] = 1;
+	/* g[5] stays ::, no group either. */
+	for (i = 0; i < RMC_QPS - 1; i++)
+		ASSERT_EQ(0, ud_ep(&self->e, &q[i], 0));
+	ASSERT_EQ(0, ep_create(&self->e, &rc, &q[RMC_QPS - 1]));
+	for (op = 0; op < RMC_OPS; op++) {
+		uint64_t r = rmc_next(&seed);
+		bool ud, mc, any = false;
+		int want, got;
+
+		i = r % RMC_QPS;
+		j = (r >> 8) % RMC_GIDS;
+		k = (r >> 16) % RMC_LIDS;
+		ud = i < RMC_QPS - 1;
+		mc = j < 4;
+		switch ((r >> 24) % 16) {
+		case 0:		/* destroy and make again */
+			for (j = 0; j < RMC_GIDS; j++)
+				for (k = 0; k < RMC_LIDS; k++)
+					any |= att[i][j][k];
+			want = any ? EBUSY : 0;
+			got = ibv_destroy_qp(q[i].qp);
+			ASSERT_EQ(want, got) TH_LOG("op %u: destroy QP %u", op, i);
+			if (!got) {
+				q[i].qp = NULL;
+				ep_destroy(&q[i]);
+				ASSERT_EQ(0, ud ? ud_ep(&self->e, &q[i], 0) :
+						  ep_create(&self->e, &rc, &q[i]));
+			}
+			break;
+		case 1 ... 8:
+			want = ud && mc ? 0 : EINVAL;
+			got = ibv_attach_mcast(q[i].qp, &g[j], lids[k]);
+			ASSERT_EQ(want, got) TH_LOG("op %u: attach QP %u group %u LID %#x",
+						    op, i, j, lids[k]);
+			att[i][j][k] |= !got;
+			break;
+		default:
+			want = att[i][j][k] ? 0 : EINVAL;
+			got = ibv_detach_mcast(q[i].qp, &g[j], lids[k]);
+			ASSERT_EQ(want, got) TH_LOG("op %u: detach QP %u group %u LID %#x",
+						    op, i, j, lids[k]);
+			att[i][j][k] = false;
+			break;
+		}
+		ok += !got;
+		if (op % 500 == 499)
+			for (j = 0; j < 4; j++) {
+				if (j == 2)
+					continue;	/* the netdev's own */
+				for (any = false, i = 0; i < RMC_QPS; i++)
+					for (k = 0; k < RMC_LIDS; k++)
+						any |= att[i][j][k];
+				EXPECT_EQ(any, netdev_listens(srnic_test_dev(), &g[j]))
+					TH_LOG("op %u: group %u", op, j);
+			}
+	}
+	TH_LOG("%u operations, %u succeeded", op, ok);
+	for (i = 0; i < RMC_QPS; i++) {
+		for (j = 0; j < RMC_GIDS; j++)
+			for (k = 0; k < RMC_LIDS; k++)
+				if (att[i][j][k])
+					EXPECT_EQ(0, ibv_detach_mcast(q[i].qp, &g[j], lids[k]));
+		EXPECT_EQ(0, ibv_destroy_qp(q[i].qp));
+		q[i].qp = NULL;
+		ep_destroy(&q[i]);
+	}
+	for (j = 0; j < 4; j++)
+		if (j != 2)
+			EXPECT_FALSE(netdev_listens(srnic_test_dev(), &g[j]));
 }
 
 TEST_HARNESS_MAIN
