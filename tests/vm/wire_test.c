@@ -1088,6 +1088,10 @@ static uint32_t count_responses(int s)
  * once the first response is out: the destroy returns, the responses
  * stop, what was held goes with it (kmemleak and KASAN watch in the debug
  * kernel); then the device itself is removed in the middle of another.
+ * The netdev's queue is short and slow (16 packets at 8 Mbit/s, the READ
+ * 9 s long): the READ waits for it as it goes, and the destroy and the
+ * removal land in the middle whatever the machine's speed (at full speed
+ * the READ took 100 ms, and `rdma link del` came after its end once).
  */
 TEST_F(rcw, destroy_and_link_del_while_reading)
 {
@@ -1095,6 +1099,7 @@ TEST_F(rcw, destroy_and_link_del_while_reading)
 	struct answer a;
 	struct rcpkt r;
 
+	ASSERT_EQ(0, sh("tc qdisc replace dev " W_VETH "0 root netem rate 8mbit limit 16"));
 	for (int round = 0; round < 2; round++) {
 		r = rc_reth(OP_READ_REQ, W_PSN, (uintptr_t)self->x.buf, self->x.mr->rkey, len);
 		ASSERT_EQ(0, rc_send_pkt(self, &r));
