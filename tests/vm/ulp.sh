@@ -42,7 +42,9 @@ _nvme_dev() {
 	for _ in $(seq 1 300); do
 		for s in /sys/class/nvme-subsystem/nvme-subsys*; do
 			[ "$(cat "$s/subsysnqn" 2>/dev/null)" = "$ULP_NQN" ] || continue
-			for b in "$s"/nvme*n1; do
+			# The multipath head in the subsystem, or (a kernel without
+			# NVME_MULTIPATH, as the debug one) the controller's namespace.
+			for b in "$s"/nvme*n1 "$s"/nvme*/nvme*n1; do
 				[ -b "/dev/${b##*/}" ] &&
 					[ "$(cat "$b/size" 2>/dev/null)" -gt 0 ] 2>/dev/null &&
 					{ echo "/dev/${b##*/}"; return 0; }
