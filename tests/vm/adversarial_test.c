@@ -38,11 +38,8 @@
 
 static uint64_t adv_seed(struct __test_metadata *_metadata, const char *what)
 {
-	const char *s = getenv("SRNIC_ADV_SEED");
-	uint64_t seed = s && *s ? strtoull(s, NULL, 0) :
-				  (uint64_t)time(NULL) * 2654435761u;
+	uint64_t seed = srnic_test_seed();
 
-	seed |= 1;	/* xorshift never leaves 0 */
 	TH_LOG("%s: seed 0x%llx (SRNIC_ADV_SEED reproduces it)", what,
 	       (unsigned long long)seed);
 	return seed;

@@ -485,14 +485,6 @@ TEST_F(mc, attached_per_lid_detached_per_lid)
 #define RMC_LIDS 3
 #define RMC_OPS 3000
 
-static uint64_t rmc_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 /*
  * Attach, detach and destroy as a careless program does them, seeded
  * (SRNIC_ADV_SEED; printed): random QPs (UD, one RC), GIDs (groups of both
@@ -505,9 +497,7 @@ static uint64_t rmc_next(uint64_t *s)
  */
 TEST_F(mc, random_attach_detach)
 {
-	const char *env = getenv("SRNIC_ADV_SEED");
-	uint64_t seed = (env && *env ? strtoull(env, NULL, 0) :
-				       (uint64_t)time(NULL) * 2654435761u) | 1;
+	uint64_t seed = srnic_test_seed();
 	static const uint16_t lids[RMC_LIDS] = { 0, 7, 0xffff };
 	bool att[RMC_QPS][RMC_GIDS][RMC_LIDS] = {};
 	struct qp_opts rc = qp_defaults(&self->e, IBV_QPT_RC);
@@ -533,7 +523,7 @@ TEST_F(mc, random_attach_detach)
 		ASSERT_EQ(0, ud_ep(&self->e, &q[i], 0));
 	ASSERT_EQ(0, ep_create(&self->e, &rc, &q[RMC_QPS - 1]));
 	for (op = 0; op < RMC_OPS; op++) {
-		uint64_t r = rmc_next(&seed);
+		uint64_t r = xorshift(&seed);
 		bool ud, mc, any = false;
 		int want, got;
 

@@ -13,15 +13,6 @@
 #include "uverbs_qp_raw.h"
 #include "provider_of.h"
 
-/* A seeded generator: runs are reproducible from their seed. */
-static inline uint64_t xorshift(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 #define RAW_QP_LOG_CQ 8
 #define RAW_QP_LOG_SQ 6
 #define RAW_QP_LOG_STRIDE 7

@@ -26,6 +26,25 @@ static inline uint64_t scaled_ms(uint64_t ms)
 	return s && atoi(s) > 0 ? ms * atoi(s) : ms;
 }
 
+/* A seeded generator: runs are reproducible from their seed. */
+static inline uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* The seed of a random test: SRNIC_ADV_SEED, or one from the clock; never 0. */
+static inline uint64_t srnic_test_seed(void)
+{
+	const char *s = getenv("SRNIC_ADV_SEED");
+	uint64_t seed = s && *s ? strtoull(s, NULL, 0) :
+				  (uint64_t)time(NULL) * 2654435761u;
+
+	return seed | 1;	/* xorshift never leaves 0 */
+}
+
 /* Runs a shell command quietly; returns its exit status (or -1). */
 static inline int sh(const char *fmt, ...)
 {
