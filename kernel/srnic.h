@@ -222,6 +222,7 @@ struct srnic_thread {
 	struct srnic_engine_status *status; /* its record, user-visible */
 	struct srnic_engine eng;
 	struct sk_buff_head rxq;	/* from the wire (srnic_net.c) */
+	unsigned long rx_taken;		/* packets taken from @rxq, ever */
 	u64 *idle_us;			/* per CPU, at idle_at: srnic_engine.c */
 	u64 idle_at;
 	unsigned long idle_jiffy;
@@ -571,6 +572,12 @@ struct srnic_wire_qp {
 	u16 sport;
 	/* Requester, under the QP's lock. */
 	u32 psn;			/* the next PSN to send */
+	/*
+	 * The PSN after the furthest ever sent: go-back-N forgets what
+	 * went after a piece (@psn goes back), but the responder may have
+	 * it, and its ACKs up to here are cumulative, as they always are.
+	 */
+	u32 psn_top;
 	bool out;			/* a piece waits for its answer */
 	u32 out_first, out_last;	/* ... its PSNs */
 	u64 out_off;			/* ... its offset in its message */
@@ -585,6 +592,12 @@ struct srnic_wire_qp {
 	u32 nak_psn;			/* the PSN an RNR or sequence NAK named */
 	u32 got;			/* ... the furthest one named so far */
 	u8 backoff;			/* timeouts without progress, in a row */
+	/*
+	 * Its timer ran out with packets queued for the QP's thread: it is
+	 * believed once the thread has taken them (@expired_mark).
+	 */
+	bool expired;
+	unsigned long expired_mark;
 	/* The answer, written by the receive path: under @lock. */
 	spinlock_t lock;
 	bool answered;

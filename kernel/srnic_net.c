@@ -398,6 +398,7 @@ int srnic_net_rx(struct srnic_thread *t, unsigned long *timer)
 	int n = 0;
 
 	while (n < SRNIC_RX_BUDGET && (skb = skb_dequeue(&t->rxq))) {
+		WRITE_ONCE(t->rx_taken, t->rx_taken + 1);
 		srnic_net_recv(t, skb);
 		n++;
 	}

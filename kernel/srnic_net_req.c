@@ -239,8 +239,15 @@ static void srnic_req_acked(struct srnic_wire_qp *w, u32 psn)
 	u32 next = (psn + 1) & SRNIC_PSN_MASK;
 
 	if (srnic_psn_diff(next, w->una) > 0 &&
-	    srnic_psn_diff(next, w->psn) <= 0)
+	    srnic_psn_diff(next, w->psn_top) <= 0)
 		w->una = next;
+}
+
+/* @w's PSNs now go up to w->psn: the furthest sent, if it is further. */
+static void srnic_req_psn_sent(struct srnic_wire_qp *w)
+{
+	if (srnic_psn_diff(w->psn, w->psn_top) > 0)
+		w->psn_top = w->psn;
 }
 
 /* READ and atomics answer with their data, which lands in the QP's one stage. */
@@ -296,8 +303,10 @@ static void srnic_req_send_from(struct srnic_qp *qp, const struct srnic_msg *m,
 	w->tx_stalled = !ok;
 	w->stall_psn = stop;
 	/* The timer runs from the last packet: a part that went is progress. */
-	if (ok)
+	if (ok) {
 		w->out_until = jiffies + srnic_req_timeout(qp, w->backoff);
+		w->expired = false;
+	}
 	spin_unlock(&w->lock);
 }
 
@@ -339,6 +348,7 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 		w->got = w->psn;
 		w->backoff = 0;
 		w->psn = (w->psn + n) & SRNIC_PSN_MASK;
+		srnic_req_psn_sent(w);
 		/* What may go ahead of its answer starts after it. */
 		w->next_idx = qp->sq_cons + srnic_msg_last(m);
 		w->next_off = srnic_msg_last(m) ? 0 : m->off + m->plen;
@@ -349,6 +359,7 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 	w->sent_from = m->opcode == IB_UVERBS_WR_RDMA_READ ? w->rd_next :
 		       w->resume_psn;
 	w->out_until = jiffies + srnic_req_timeout(qp, w->backoff);
+	w->expired = false;
 	spin_unlock(&w->lock);
 	srnic_req_send_from(qp, m, w->sent_from);
 }
@@ -385,6 +396,35 @@ static void srnic_req_again(struct srnic_wire_qp *w, u32 from, bool timeout,
 }
 
 /*
+ * Whether packets that were queued for @qp's thread when the head's timer
+ * ran out are still queued: its answer may be among them.  A thread busy
+ * sending (a millisecond a packet on a debug kernel) reads its queue late,
+ * and a timeout believed then sends again what was received.  Only those
+ * packets are waited for: a flood arriving later cannot hold the timer.
+ */
+static bool srnic_req_answers_queued(struct srnic_qp *qp)
+{
+	struct srnic_thread *t = srnic_qp_thread(qp);
+	unsigned long taken = READ_ONCE(t->rx_taken);
+	struct srnic_wire_qp *w = &qp->w;
+
+	if (!w->expired) {
+		w->expired = true;
+		w->expired_mark = taken + skb_queue_len_lockless(&t->rxq);
+	}
+	return (long)(w->expired_mark - taken) > 0;
+}
+
+/* What the head's piece lacks: from its first PSN no ACK covers. */
+static u32 srnic_req_resume_from(const struct srnic_wire_qp *w)
+{
+	if (srnic_psn_diff(w->una, w->got) > 0 &&
+	    srnic_psn_diff(w->una, w->out_last) <= 0)
+		return w->una;
+	return w->got;
+}
+
+/*
  * Whether the piece @m is the one on the wire: false when its WQE was
  * rewritten meanwhile; the outstanding piece is then forgotten, and @m
  * takes its PSNs as a new piece.
@@ -400,6 +440,10 @@ static bool srnic_req_same(struct srnic_wire_qp *w, const struct srnic_msg *m)
 	w->answered = false;
 	w->resume = false;
 	w->psn = w->out_first;
+	/* What went after it carried other data: no ACK covers it now. */
+	w->psn_top = w->psn;
+	if (srnic_psn_diff(w->una, w->psn) > 0)
+		w->una = w->psn;
 	spin_unlock(&w->lock);
 	return false;
 }
@@ -434,9 +478,12 @@ static void srnic_req_answer(struct srnic_engine *eng, struct srnic_qp *qp,
 	} else if (time_before(jiffies, w->out_until)) {
 		rep->r = SRNIC_RESP_PENDING;
 		rep->until = w->out_until;
+	} else if (srnic_req_answers_queued(qp)) {
+		rep->r = SRNIC_RESP_PENDING;
+		rep->until = jiffies + 1;
 	} else {
 		/* No answer: all goes again from what is known received. */
-		srnic_req_again(w, w->got, true, rep);
+		srnic_req_again(w, srnic_req_resume_from(w), true, rep);
 		rep->r = SRNIC_RESP_DROP;
 		rep->waited = true;
 	}
@@ -471,6 +518,7 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	w->got = srnic_psn_diff(w->una, p->first) > 0 ? w->una : p->first;
 	w->backoff = 0;
 	w->out_until = p->sent + srnic_req_timeout(qp, 0);
+	w->expired = false;
 	w->answered = p->answered;
 	w->ans = p->ans;
 	w->nak_psn = p->nak_psn;
@@ -567,13 +615,24 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 	};
 	w->ahead_bytes += m->plen;
 	w->psn = (first + n) & SRNIC_PSN_MASK;
+	srnic_req_psn_sent(w);
 	w->next_idx = idx + srnic_msg_last(m);
 	w->next_off = srnic_msg_last(m) ? 0 : m->off + m->plen;
 	spin_unlock(&w->lock);
 
 	srnic_net_txp_path(qp, &t);
-	if (srnic_req_send_data(qp, m, &t, first, first, &stop))
+	if (srnic_req_send_data(qp, m, &t, first, first, &stop)) {
+		/*
+		 * Its timer runs from its last packet, as the head's does: on
+		 * a slow host sending 64 packets takes about a timeout.
+		 */
+		spin_lock(&w->lock);
+		i = srnic_req_ahead_find(w, first);
+		if (i >= 0)
+			srnic_req_ahead_at(w, i)->sent = jiffies;
+		spin_unlock(&w->lock);
 		return true;
+	}
 	/*
 	 * The netdev's queue is full: blasting more at it loses them all.
 	 * The piece goes again later, and nothing goes ahead until the head's
@@ -624,10 +683,12 @@ static void srnic_req_aeth(struct srnic_qp *qp, const struct srnic_pkt *p,
 
 	switch (syn & SRNIC_AETH_KIND) {
 	case SRNIC_AETH_ACK:
-		if (d == n && !srnic_req_acked_by_response(w->out_op)) {
-			srnic_req_acked(w, p->psn);
+		if (srnic_req_acked_by_response(w->out_op))
+			break;
+		/* Part of it: where a timeout sends it again from. */
+		srnic_req_acked(w, p->psn);
+		if (d == n)
 			srnic_req_answered(qp, SRNIC_RESP_OK);
-		}
 		break;
 	case SRNIC_AETH_RNR:
 		w->nak_psn = p->psn;
@@ -687,7 +748,7 @@ static void srnic_req_rx_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
 	int i;
 
 	if (p->bth->opcode != SRNIC_OP_ACK ||
-	    srnic_psn_diff(p->psn, w->psn) >= 0)
+	    srnic_psn_diff(p->psn, w->psn_top) >= 0)
 		return;
 	if ((syn & SRNIC_AETH_KIND) == SRNIC_AETH_ACK) {
 		srnic_req_acked(w, p->psn);
@@ -730,9 +791,20 @@ void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p)
 		srnic_req_rx_ahead(qp, p);
 		goto out;
 	}
-	if (!w->out || w->answered || d < 0 || d > n) {
+	if (!w->out || w->answered || d < 0) {
 		spin_unlock(&w->lock);
 		return;
+	}
+	/*
+	 * Past the head, with nothing ahead: go-back-N forgot what went
+	 * after it, which the responder may have had all along (rxe answers
+	 * each copy it gets again with its furthest PSN): an ACK is
+	 * cumulative.  Not for a READ or atomic, which wants its response.
+	 */
+	if (d > n) {
+		if (!srnic_req_acked_by_response(w->out_op))
+			srnic_req_rx_ahead(qp, p);
+		goto out;
 	}
 	if (p->flags & SRNIC_OPF_READ)
 		srnic_req_read_resp(qp, p);

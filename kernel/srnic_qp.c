@@ -447,6 +447,7 @@ static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
 	} else {
 		w->psn = qp->attr.sq_psn;
 		w->una = w->psn;
+		w->psn_top = w->psn;
 		w->out = false;
 		w->resume = false;
 		w->answered = false;

@@ -308,6 +308,25 @@ ulp_nfs() {
 }
 
 # use KIND: this side's device on eth0 becomes KIND (rxe or srnic), once both sides are ready.
+# late_acks PORT: rxe's answers come 100 ms late (after a piece's timeout, so go-back-N forgets
+# what went after the head) and 10 % of them are lost; srnic's SENDs and WRITEs to rxe complete
+# all the same, since an ACK is cumulative: rxe answers the head's copy with its furthest PSN,
+# past the head, and a lost ACK of the head's own must not cost every retry.
+late_acks() {
+	local port=$1 what="srnic (a) with rxe (b), rxe's answers 100 ms late and 10 % lost"
+	local me_b=client prog
+	[ "$WIRE_ROLE" = a ] || me_b=server
+	wire_sync "late-$port" || { echo "not ok - $WIRE_ROLE: $what: sync"; fail=1; return; }
+	[ "$WIRE_ROLE" = b ] && { tc qdisc add dev "$WIRE_IF" root netem delay 100ms loss 10% ||
+		{ echo "not ok - $WIRE_ROLE: $what: tc netem"; fail=1; }; }
+	for prog in ib_send_bw ib_write_bw; do
+		check "$prog $what, b serves" perftest "$prog" $me_b "$port" -n 100
+		port=$((port + 1))
+	done
+	wire_sync "late-done-$port"
+	[ "$WIRE_ROLE" = b ] && tc qdisc del dev "$WIRE_IF" root
+}
+
 use() { wire_use "$1" || { echo "not ok - $WIRE_ROLE: $dev on $WIRE_IF"; fail=1; }; }
 
 both ibv_rc_pingpong 18515 "rxe to rxe over the wire"
@@ -322,6 +341,7 @@ mc_both 18621 a "rxe (b) sends, srnic (a) receives"
 ulp_nvme 18630 "srnic target (a), rxe host (b)"
 ONE_WAY=1 badwire 18640 "srnic (a) with rxe (b), 5% loss" retransmits loss 5%
 ONE_WAY=1 badwire 18650 "srnic (a) with rxe (b), 1% corruption" rx_icrc_errors corrupt 1%
+late_acks 18660
 wire_sync "srnic-srnic"
 [ "$WIRE_ROLE" = b ] && use srnic
 wire_sync "srnic-srnic-ready"
