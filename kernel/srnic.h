@@ -112,12 +112,20 @@
 #define SRNIC_WIRE_MIN_TIMEOUT	14
 #define SRNIC_WIRE_MAX_BACKOFF	3
 /*
- * SENDs and WRITEs of an RC QP on the wire in flight behind the piece that
- * waits for its ACK: at most this many pieces and bytes (struct
+ * Pieces of an RC QP on the wire in flight behind the piece that waits for
+ * its answer: at most this many pieces and bytes (struct
  * srnic_wire_qp: ahead).
  */
 #define SRNIC_WIRE_WINDOW	32
 #define SRNIC_WIRE_WINDOW_BYTES	SZ_1M
+/*
+ * READs and atomics of an RC QP on the wire in flight at once, the head's
+ * included: the QP's max_rd_atomic, at most this many.  Each READ's data
+ * wait in a stage of SRNIC_PIECE bytes until it reaches the head, so this
+ * bounds the kernel memory of a QP (allocated at RTS, as max_rd_atomic asks).
+ */
+#define SRNIC_WIRE_READS	4
+#define SRNIC_WIRE_NO_STAGE	0xff
 /* Tag matching SRQs: tag list entries, SGEs per tag, rendezvous header. */
 #define SRNIC_TM_MAX_TAGS	256
 #define SRNIC_TM_MAX_SGE	1
@@ -532,7 +540,7 @@ struct srnic_wq {
  * srnic_net_resp.c).  The requester sends a piece of its message and waits
  * for the answer (stop and wait, a piece of SRNIC_PIECE bytes at a time);
  * the WQE stays in the user ring meanwhile and is fetched again for the
- * answer or a retransmission.  READ data wait in @stage, one piece.
+ * answer or a retransmission.  READ data wait in a stage, a piece each.
  */
 /*
  * A piece an RC requester sent ahead on the wire, and the answer that came
@@ -549,6 +557,11 @@ struct srnic_wire_piece {
 	u8 ans;				/* enum srnic_resp */
 	u32 nak_psn;
 	u32 rnr_usec;
+	/* A READ: its stage, the next response's PSN, the bytes there. */
+	u8 stage;
+	u32 rd_next;
+	u32 rd_bytes;
+	u64 orig;			/* an atomic's original value */
 };
 
 /* A READ or atomic the wire responder executed (SRNIC_MAX_QP_RD_ATOM kept). */
@@ -606,10 +619,16 @@ struct srnic_wire_qp {
 	u64 orig;			/* atomics: the original value */
 	u32 rd_next;			/* READ: the next response's PSN */
 	u32 rd_bytes;			/* ... the bytes staged */
-	u8 *stage;			/* ... SRNIC_PIECE bytes, RC only */
+	u8 out_stage;			/* ... in this stage */
 	/*
-	 * The pieces after @out's, sent ahead of its answer (SENDs and
-	 * WRITEs only, none past a READ or atomic): a ring of
+	 * SRNIC_PIECE bytes each, RC only: stage 0 from RTR, more at RTS
+	 * for max_rd_atomic (@nstages); a READ's, the head's or one ahead.
+	 */
+	u8 *stage[SRNIC_WIRE_READS];
+	u8 nstages;
+	/*
+	 * The pieces after @out's, sent ahead of its answer (READs and
+	 * atomics within max_rd_atomic, none with FENCE past them): a ring of
 	 * SRNIC_WIRE_WINDOW, RC only, oldest first; where the next goes
 	 * from (@next_idx, @next_off); @una, the oldest PSN not known to be
 	 * received.  Under @lock.
@@ -813,6 +832,7 @@ struct srnic_msg {
 	bool has_imm;
 	bool has_inv;			/* SEND_WITH_INV: imm is the rkey */
 	bool solicited;
+	bool fence;			/* waits for the READs and atomics before it */
 	u32 imm;			/* network order, or rkey to invalidate */
 	u64 len;			/* the whole message */
 	/*

@@ -14,15 +14,18 @@
  * wait at once.  The retry policy is the completer's (srnic_comp_answer),
  * as for the loopback.
  *
- * The window: while the piece at the head waits, the SENDs and WRITEs after
- * it go ahead (srnic_send_ahead), SRNIC_WIRE_WINDOW pieces and
- * SRNIC_WIRE_WINDOW_BYTES at most, none past a READ or atomic (their
- * answers land in the QP's one stage), so FENCE and max_rd_atomic hold
- * without more.  Each is recorded (struct srnic_wire_piece); when the
- * head's WQE is done and the requester asks for the next piece, the first
- * one ahead becomes the head with what is known of it: received (a later
- * ACK covers it), or a NAK that named it.  Go-back-N: a NAK or a timeout
- * forgets the pieces after the one it names; they go again, same PSNs.
+ * The window: while the piece at the head waits, the pieces after it go
+ * ahead (srnic_send_ahead), SRNIC_WIRE_WINDOW pieces and
+ * SRNIC_WIRE_WINDOW_BYTES at most; READs and atomics too, as many in
+ * flight as max_rd_atomic allows (SRNIC_WIRE_READS at most, the head's
+ * included), a READ's responses landing in a stage of its own, and none
+ * with FENCE while one is in flight.  Each is recorded (struct
+ * srnic_wire_piece); when the head's WQE is done and the requester asks
+ * for the next piece, the first one ahead becomes the head with what is
+ * known of it: received (a later ACK covers it; a READ or atomic only by
+ * its own responses), or a NAK that named it.  Go-back-N: a NAK or a
+ * timeout forgets the pieces after the one it names; they go again, same
+ * PSNs.
  *
  * Answers arrive on the QP's engine thread (srnic_net.c queues a packet by
  * its destination QP), while the requester may run in a doorbell call: the
@@ -135,20 +138,18 @@ static bool srnic_req_send_data(struct srnic_qp *qp, const struct srnic_msg *m,
 }
 
 /*
- * A READ REQUEST for what the piece still lacks: from the first response
- * that has not come (hardware asks again the same way).  It takes a PSN
- * per response packet.
+ * A READ REQUEST for what the piece still lacks, from PSN @psn, @done
+ * bytes in: from the first response that has not come (hardware asks
+ * again the same way).  It takes a PSN per response packet.
  */
 static bool srnic_req_send_read(struct srnic_qp *qp, const struct srnic_msg *m,
-			       struct srnic_txp *t)
+			       struct srnic_txp *t, u32 psn, u32 done)
 {
-	const struct srnic_wire_qp *w = &qp->w;
 	struct srnic_reth reth = {
-		.va = cpu_to_be64(m->raddr + m->off + w->rd_bytes),
+		.va = cpu_to_be64(m->raddr + m->off + done),
 		.rkey = cpu_to_be32(m->rkey),
-		.len = cpu_to_be32(m->plen - w->rd_bytes),
+		.len = cpu_to_be32(m->plen - done),
 	};
-	u32 psn = w->rd_next;
 
 	t->opcode = SRNIC_OP_READ_REQUEST;
 	t->ext = &reth;
@@ -250,7 +251,7 @@ static void srnic_req_psn_sent(struct srnic_wire_qp *w)
 		w->psn_top = w->psn;
 }
 
-/* READ and atomics answer with their data, which lands in the QP's one stage. */
+/* READ and atomics answer with their data: a READ's lands in a stage. */
 static bool srnic_req_is_reply_op(u8 op)
 {
 	return op == IB_UVERBS_WR_RDMA_READ || srnic_opcode_is_atomic(op);
@@ -263,18 +264,68 @@ static bool srnic_req_acked_by_response(u8 op)
 }
 
 /*
- * Whether a piece may go ahead now: the head waits for its ACK (no NAK
- * came, it is no READ or atomic), the window has room, and the netdev's
- * queue took the head's packets and the last piece sent ahead (a piece
- * past a gap would only draw a sequence NAK).  Under w->lock.
+ * Whether a piece may go ahead now: the head waits for its answer (none
+ * came yet), the window has room, and the netdev's queue took the head's
+ * packets and the last piece sent ahead (a piece past a gap would only
+ * draw a sequence NAK).  Under w->lock.
  */
 static bool srnic_req_room(const struct srnic_wire_qp *w)
 {
 	return w->ahead && w->out && !w->answered && !w->tx_full &&
 	       !w->tx_stalled &&
-	       !srnic_req_is_reply_op(w->out_op) &&
 	       w->ahead_n < SRNIC_WIRE_WINDOW &&
 	       w->ahead_bytes < SRNIC_WIRE_WINDOW_BYTES;
+}
+
+/*
+ * The READs and atomics in flight (the head's and those ahead), and a
+ * stage no READ holds (SRNIC_WIRE_NO_STAGE if none).  Under w->lock.
+ */
+static u32 srnic_req_replies(struct srnic_wire_qp *w, u8 *free_stage)
+{
+	u32 i, n = 0, busy = 0;
+
+	if ((w->out || w->resume) && srnic_req_is_reply_op(w->out_op)) {
+		n++;
+		if (w->out_op == IB_UVERBS_WR_RDMA_READ)
+			busy |= BIT(w->out_stage);
+	}
+	for (i = 0; i < w->ahead_n; i++) {
+		const struct srnic_wire_piece *p = srnic_req_ahead_at(w, i);
+
+		if (!srnic_req_is_reply_op(p->op))
+			continue;
+		n++;
+		if (p->op == IB_UVERBS_WR_RDMA_READ)
+			busy |= BIT(p->stage);
+	}
+	*free_stage = SRNIC_WIRE_NO_STAGE;
+	for (i = 0; i < w->nstages; i++)
+		if (!(busy & BIT(i))) {
+			*free_stage = i;
+			break;
+		}
+	return n;
+}
+
+/*
+ * Whether @m, a READ or atomic or one with FENCE, may go ahead now: within
+ * max_rd_atomic (a READ also needs a stage), and a fenced one only when no
+ * READ or atomic is in flight.  *@stage: a READ's.  Under w->lock.
+ */
+static bool srnic_req_may_go(struct srnic_qp *qp, const struct srnic_msg *m,
+			     u8 *stage)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	u32 limit = clamp_t(u32, qp->attr.max_rd_atomic, 1, w->nstages);
+	u32 n = srnic_req_replies(w, stage);
+
+	if (m->fence && n)
+		return false;
+	if (!srnic_req_is_reply_op(m->opcode))
+		return true;
+	return n < limit && (m->opcode != IB_UVERBS_WR_RDMA_READ ||
+			     *stage != SRNIC_WIRE_NO_STAGE);
 }
 
 /*
@@ -294,7 +345,7 @@ static void srnic_req_send_from(struct srnic_qp *qp, const struct srnic_msg *m,
 
 	srnic_net_txp_path(qp, &t);
 	if (m->opcode == IB_UVERBS_WR_RDMA_READ)
-		ok = srnic_req_send_read(qp, m, &t);
+		ok = srnic_req_send_read(qp, m, &t, w->rd_next, w->rd_bytes);
 	else if (srnic_opcode_is_atomic(m->opcode))
 		ok = srnic_req_send_atomic(qp, m, &t, w->out_first);
 	else
@@ -344,6 +395,8 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 		w->out_op = m->opcode;
 		w->rd_next = w->psn;
 		w->rd_bytes = 0;
+		/* Nothing is ahead of a piece sent anew: every stage is free. */
+		w->out_stage = 0;
 		w->resume_psn = w->psn;
 		w->got = w->psn;
 		w->backoff = 0;
@@ -472,7 +525,8 @@ static void srnic_req_answer(struct srnic_engine *eng, struct srnic_qp *qp,
 		/* A sequence NAK: at once, as after the timer. */
 		rep->waited = rep->r == SRNIC_RESP_DROP;
 		if (rep->r == SRNIC_RESP_OK && m->opcode == IB_UVERBS_WR_RDMA_READ) {
-			srnic_sg_init(&eng->wire, w->stage, m->plen);
+			srnic_sg_init(&eng->wire, w->stage[w->out_stage],
+				      m->plen);
 			rep->data = &eng->wire;
 		}
 	} else if (time_before(jiffies, w->out_until)) {
@@ -523,7 +577,13 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	w->ans = p->ans;
 	w->nak_psn = p->nak_psn;
 	w->rnr_usec = p->rnr_usec;
-	if (!w->answered && srnic_psn_diff(w->una, p->last) > 0) {
+	w->out_stage = p->stage;
+	w->rd_next = p->rd_next;
+	w->rd_bytes = p->rd_bytes;
+	w->orig = p->orig;
+	/* An ACK past a READ or atomic does not bring its response. */
+	if (!w->answered && !srnic_req_acked_by_response(p->op) &&
+	    srnic_psn_diff(w->una, p->last) > 0) {
 		w->answered = true;
 		w->ans = SRNIC_RESP_OK;
 	}
@@ -586,10 +646,25 @@ bool srnic_net_req_ahead_pos(struct srnic_qp *qp, u32 *idx, u64 *off)
 	return room;
 }
 
+/* The packets of a piece sent ahead, from its first PSN; false if refused. */
+static bool srnic_req_send_ahead(struct srnic_qp *qp, const struct srnic_msg *m,
+				 u32 first)
+{
+	struct srnic_txp t = {};
+	u32 stop;
+
+	srnic_net_txp_path(qp, &t);
+	if (m->opcode == IB_UVERBS_WR_RDMA_READ)
+		return srnic_req_send_read(qp, m, &t, first, 0);
+	if (srnic_opcode_is_atomic(m->opcode))
+		return srnic_req_send_atomic(qp, m, &t, first);
+	return srnic_req_send_data(qp, m, &t, first, first, &stop);
+}
+
 /*
  * The transport's ahead(): the piece @m of WQE @idx goes ahead, recorded,
- * if it is still the next one (an answer may have moved the window) and
- * there is room.
+ * if it is still the next one (an answer may have moved the window), there
+ * is room, and (a READ, an atomic, a fenced one) srnic_req_may_go().
  */
 bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 			 u32 idx, struct srnic_msg *m)
@@ -597,12 +672,13 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 	struct srnic_wire_qp *w = &qp->w;
 	u32 n = max_t(u32, 1, DIV_ROUND_UP(m->plen, w->mtu));
 	struct srnic_wire_piece *p;
-	struct srnic_txp t = {};
-	u32 first, stop;
+	u8 stage;
+	u32 first;
 	int i;
 
 	spin_lock(&w->lock);
-	if (!srnic_req_room(w) || w->next_idx != idx || w->next_off != m->off) {
+	if (!srnic_req_room(w) || w->next_idx != idx || w->next_off != m->off ||
+	    !srnic_req_may_go(qp, m, &stage)) {
 		spin_unlock(&w->lock);
 		return false;
 	}
@@ -611,7 +687,7 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 	*p = (struct srnic_wire_piece){
 		.idx = idx, .off = m->off, .len = m->plen, .op = m->opcode,
 		.first = first, .last = (first + n - 1) & SRNIC_PSN_MASK,
-		.sent = jiffies,
+		.sent = jiffies, .stage = stage, .rd_next = first,
 	};
 	w->ahead_bytes += m->plen;
 	w->psn = (first + n) & SRNIC_PSN_MASK;
@@ -620,8 +696,7 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 	w->next_off = srnic_msg_last(m) ? 0 : m->off + m->plen;
 	spin_unlock(&w->lock);
 
-	srnic_net_txp_path(qp, &t);
-	if (srnic_req_send_data(qp, m, &t, first, first, &stop)) {
+	if (srnic_req_send_ahead(qp, m, first)) {
 		/*
 		 * Its timer runs from its last packet, as the head's does: on
 		 * a slow host sending 64 packets takes about a timeout.
@@ -710,6 +785,14 @@ static void srnic_req_aeth(struct srnic_qp *qp, const struct srnic_pkt *p,
 	}
 }
 
+/* A READ response's AETH, where it has one, acknowledges. */
+static bool srnic_req_resp_aeth_ok(const struct srnic_pkt *p)
+{
+	return !(p->flags & SRNIC_OPF_AETH) ||
+	       (srnic_aeth_syndrome((const struct srnic_aeth *)p->next) &
+		SRNIC_AETH_KIND) == SRNIC_AETH_ACK;
+}
+
 /*
  * A READ response packet: its payload into the stage, in PSN order (a gap
  * leaves the rest to the timer, which asks again).  Its last packet
@@ -722,11 +805,9 @@ static void srnic_req_read_resp(struct srnic_qp *qp, const struct srnic_pkt *p)
 	if (w->out_op != IB_UVERBS_WR_RDMA_READ || p->psn != w->rd_next ||
 	    p->plen > w->out_len - w->rd_bytes)
 		return;
-	if ((p->flags & SRNIC_OPF_AETH) &&
-	    (srnic_aeth_syndrome((const struct srnic_aeth *)p->next) &
-	     SRNIC_AETH_KIND) != SRNIC_AETH_ACK)
+	if (!srnic_req_resp_aeth_ok(p))
 		return;
-	memcpy(w->stage + w->rd_bytes, p->payload, p->plen);
+	memcpy(w->stage[w->out_stage] + w->rd_bytes, p->payload, p->plen);
 	w->rd_bytes += p->plen;
 	w->rd_next = (w->rd_next + 1) & SRNIC_PSN_MASK;
 	if ((p->flags & SRNIC_OPF_LAST) && w->rd_bytes == w->out_len)
@@ -734,10 +815,48 @@ static void srnic_req_read_resp(struct srnic_qp *qp, const struct srnic_pkt *p)
 }
 
 /*
- * An ACKNOWLEDGE for a PSN after the head's, in a piece sent ahead: an ACK
+ * A response for a READ or atomic sent ahead (@pc): a READ's payload into
+ * its stage, in PSN order (a gap leaves the rest to its timer once it is
+ * the head); an atomic's original value.  Either says that every request
+ * before it came.  Under w->lock.
+ */
+static void srnic_req_resp_ahead(struct srnic_wire_qp *w,
+				 struct srnic_wire_piece *pc,
+				 const struct srnic_pkt *p)
+{
+	if (pc->answered)
+		return;
+	if (p->bth->opcode == SRNIC_OP_ATOMIC_ACK) {
+		if (p->psn != pc->first ||
+		    (pc->op != IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
+		     pc->op != IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD))
+			return;
+		pc->orig = be64_to_cpu(((const struct srnic_atmack *)
+					(p->next + 4))->orig);
+	} else {
+		if (pc->op != IB_UVERBS_WR_RDMA_READ || p->psn != pc->rd_next ||
+		    p->plen > pc->len - pc->rd_bytes ||
+		    pc->stage >= w->nstages || !srnic_req_resp_aeth_ok(p))
+			return;
+		memcpy(w->stage[pc->stage] + pc->rd_bytes, p->payload, p->plen);
+		pc->rd_bytes += p->plen;
+		pc->rd_next = (pc->rd_next + 1) & SRNIC_PSN_MASK;
+		srnic_req_acked(w, (pc->first - 1) & SRNIC_PSN_MASK);
+		if (!(p->flags & SRNIC_OPF_LAST) || pc->rd_bytes != pc->len)
+			return;
+	}
+	pc->answered = true;
+	pc->ans = SRNIC_RESP_OK;
+	srnic_req_acked(w, pc->last);
+}
+
+/*
+ * An answer for a PSN after the head's, in a piece sent ahead.  A READ
+ * response or an atomic's is its piece's (srnic_req_resp_ahead).  An ACK
  * says that everything up to it came; a NAK, that everything before it
  * came, and is kept for its piece (the first answer each piece gets), the
- * pieces after which go again.  Either way, the head was received.
+ * pieces after which go again.  Either way, the head was received, unless
+ * it is a READ or atomic, which only its own responses answer.
  */
 static void srnic_req_rx_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
 {
@@ -747,10 +866,14 @@ static void srnic_req_rx_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
 	struct srnic_wire_piece *pc;
 	int i;
 
-	if (p->bth->opcode != SRNIC_OP_ACK ||
-	    srnic_psn_diff(p->psn, w->psn_top) >= 0)
+	if (srnic_psn_diff(p->psn, w->psn_top) >= 0)
 		return;
-	if ((syn & SRNIC_AETH_KIND) == SRNIC_AETH_ACK) {
+	if (p->bth->opcode != SRNIC_OP_ACK) {
+		i = srnic_req_ahead_find(w, p->psn);
+		if (i >= 0 && ((p->flags & SRNIC_OPF_READ) ||
+			       p->bth->opcode == SRNIC_OP_ATOMIC_ACK))
+			srnic_req_resp_ahead(w, srnic_req_ahead_at(w, i), p);
+	} else if ((syn & SRNIC_AETH_KIND) == SRNIC_AETH_ACK) {
 		srnic_req_acked(w, p->psn);
 	} else {
 		i = srnic_req_ahead_find(w, p->psn);
@@ -769,7 +892,8 @@ static void srnic_req_rx_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
 		}
 		srnic_req_acked(w, (p->psn - 1) & SRNIC_PSN_MASK);
 	}
-	if (w->out && !w->answered && srnic_psn_diff(w->una, w->out_last) > 0)
+	if (w->out && !w->answered && !srnic_req_acked_by_response(w->out_op) &&
+	    srnic_psn_diff(w->una, w->out_last) > 0)
 		srnic_req_answered(qp, SRNIC_RESP_OK);
 }
 

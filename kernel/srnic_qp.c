@@ -90,8 +90,8 @@ void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp)
 	srnic_umem_release(sdev, &qp->sq.ring);
 	kfree(qp->held_rwqe);
 	qp->held_rwqe = NULL;
-	kvfree(qp->w.stage);
-	qp->w.stage = NULL;
+	while (qp->w.nstages)
+		kvfree(qp->w.stage[--qp->w.nstages]);
 	kvfree(qp->w.res);
 	qp->w.res = NULL;
 	kvfree(qp->w.ahead);
@@ -387,6 +387,28 @@ static void srnic_qp_wire_path(struct srnic_qp *qp)
 }
 
 /*
+ * At least @n READ stages (SRNIC_WIRE_READS at most): the READs and
+ * atomics an RC requester on the wire keeps in flight.  A stage no piece
+ * names yet is published under w.lock, where the receive path looks.
+ */
+static int srnic_qp_wire_stages(struct srnic_qp *qp, u32 n)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	u8 *st;
+
+	n = clamp_t(u32, n, 1, SRNIC_WIRE_READS);
+	while (w->nstages < n) {
+		st = kvmalloc(SRNIC_PIECE, GFP_KERNEL);
+		if (!st)
+			return -ENOMEM;
+		spin_lock(&w->lock);
+		w->stage[w->nstages++] = st;
+		spin_unlock(&w->lock);
+	}
+	return 0;
+}
+
+/*
  * Where the path's destination GID lives, and our source GID; the transport
  * the QP's requests take: the internal loopback when an srnic device of
  * this host owns the GID, else the wire.  -ENOMEM when the wire's READ
@@ -412,15 +434,15 @@ static int srnic_qp_resolve_path(struct srnic_qp *qp)
 				  qp->ibqp.qp_type != IB_QPT_UC))
 		return 0;
 	if (qp->ibqp.qp_type == IB_QPT_RC) {
-		if (!qp->w.stage)
-			qp->w.stage = kvmalloc(SRNIC_PIECE, GFP_KERNEL);
+		if (srnic_qp_wire_stages(qp, 1))
+			return -ENOMEM;
 		if (!qp->w.res)
 			qp->w.res = kvcalloc(SRNIC_MAX_QP_RD_ATOM,
 					     sizeof(*qp->w.res), GFP_KERNEL);
 		if (!qp->w.ahead)
 			qp->w.ahead = kvcalloc(SRNIC_WIRE_WINDOW,
 					       sizeof(*qp->w.ahead), GFP_KERNEL);
-		if (!qp->w.stage || !qp->w.res || !qp->w.ahead)
+		if (!qp->w.res || !qp->w.ahead)
 			return -ENOMEM;
 	}
 	srnic_qp_wire_path(qp);
@@ -577,6 +599,13 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		cur->en_sqd_async_notify = attr->en_sqd_async_notify;
 	if ((mask & IB_QP_AV) || (to == IB_QPS_RTR && from == IB_QPS_INIT)) {
 		err = srnic_qp_resolve_path(qp);
+		if (err)
+			goto out;
+	}
+	/* The READs and atomics in flight that max_rd_atomic allows. */
+	if (to == IB_QPS_RTS && qp->xport == &srnic_wire &&
+	    qp->ibqp.qp_type == IB_QPT_RC) {
+		err = srnic_qp_wire_stages(qp, cur->max_rd_atomic);
 		if (err)
 			goto out;
 	}

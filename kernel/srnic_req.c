@@ -229,21 +229,19 @@ static void srnic_req_account(struct srnic_qp *qp, u32 dqpn,
 }
 
 /*
- * The connected part of @m: the piece, the XRC SRQ, the remote address and
- * the atomic's operands.  A WQE status when the WQE cannot go, else 0.
+ * The remote part of @m, from the WQE @ctrl: the XRC SRQ, the remote
+ * address and the atomic's operands.  A WQE status when the WQE cannot go.
  */
-static enum ib_wc_status srnic_msg_connected(struct srnic_engine *eng,
-					     struct srnic_qp *qp,
-					     const struct srnic_wqe_ctrl *ctrl,
-					     struct srnic_msg *m)
+static enum ib_wc_status srnic_msg_remote(struct srnic_engine *eng,
+					  const struct srnic_wqe_ctrl *ctrl,
+					  struct srnic_msg *m)
 {
 	const struct srnic_wqe_raddr *raddr = (const void *)(ctrl + 1);
 	const struct srnic_wqe_atomic *atomic = (const void *)(raddr + 1);
 	u8 op = ctrl->opcode;
 
-	if (srnic_msg_piece(qp, m))
-		return IB_WC_LOC_QP_OP_ERR;
 	m->xrc_srqn = ctrl->xrc_srqn;
+	m->fence = ctrl->flags & SRNIC_WQE_FENCE;
 	if (op == IB_UVERBS_WR_RDMA_WRITE || op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM ||
 	    op == IB_UVERBS_WR_RDMA_READ || srnic_opcode_is_atomic(op)) {
 		m->rkey = raddr->rkey;
@@ -258,6 +256,25 @@ static enum ib_wc_status srnic_msg_connected(struct srnic_engine *eng,
 	    eng->local.total != 8)
 		return IB_WC_LOC_LEN_ERR;
 	return IB_WC_SUCCESS;
+}
+
+/* The connected part of @m: its piece, then its remote part. */
+static enum ib_wc_status srnic_msg_connected(struct srnic_engine *eng,
+					     struct srnic_qp *qp,
+					     const struct srnic_wqe_ctrl *ctrl,
+					     struct srnic_msg *m)
+{
+	if (srnic_msg_piece(qp, m))
+		return IB_WC_LOC_QP_OP_ERR;
+	return srnic_msg_remote(eng, ctrl, m);
+}
+
+/* READ and the atomics but ATOMIC WRITE: the local list is written into. */
+static bool srnic_opcode_into(u8 op)
+{
+	return op == IB_UVERBS_WR_RDMA_READ ||
+	       op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
 }
 
 /* An answer's payload into the WQE's own buffers: READ data, an atomic's value. */
@@ -290,12 +307,13 @@ static bool srnic_fault_delay(struct srnic_dev *sdev, struct srnic_qp *qp)
 }
 
 /*
- * SENDs and WRITEs, the pieced messages but READ: what may go ahead of an
- * answer, on a transport with a window.
+ * What may go ahead of an answer, on a transport with a window: every
+ * message but local operations.  (Whether a READ or atomic may go is the
+ * transport's to say: max_rd_atomic, FENCE.)
  */
 static bool srnic_opcode_ahead(u8 op)
 {
-	return srnic_opcode_pieces(op) && op != IB_UVERBS_WR_RDMA_READ;
+	return srnic_opcode_pieces(op) || srnic_opcode_is_atomic(op);
 }
 
 /*
@@ -310,30 +328,33 @@ static bool srnic_piece_ahead(struct srnic_dev *sdev, struct srnic_engine *eng,
 			      struct srnic_msg *m)
 {
 	const struct srnic_wqe_ctrl *ctrl = eng->wqe;
-	const struct srnic_wqe_raddr *raddr = (const void *)(ctrl + 1);
 	u32 hdr = srnic_qpt_send_hdr(qp->ibqp.qp_type);
+	bool into, pieces;
 
 	srnic_wqe_fetch(eng, qp, idx);
 	if (!srnic_wqe_ok(qp, ctrl) || !srnic_opcode_ahead(ctrl->opcode))
 		return false;
-	if (ctrl->flags & SRNIC_WQE_INLINE)
+	into = srnic_opcode_into(ctrl->opcode);
+	pieces = srnic_opcode_pieces(ctrl->opcode);
+	if (ctrl->flags & SRNIC_WQE_INLINE) {
+		if (into || ctrl->opcode == SRNIC_WR_ATOMIC_WRITE)
+			return false;
 		srnic_sg_init(&eng->local, eng->wqe + hdr, ctrl->inline_len);
-	else if (srnic_sg_resolve_window(sdev, to_spd(qp->ibqp.pd),
-					 eng->wqe + hdr, ctrl->num_sge, 0,
-					 &eng->local, &qp->lkey_cache, off,
-					 SRNIC_PIECE))
+	} else if ((ctrl->opcode == SRNIC_WR_ATOMIC_WRITE && ctrl->num_sge) ||
+		   srnic_sg_resolve_window(sdev, to_spd(qp->ibqp.pd),
+					   eng->wqe + hdr, ctrl->num_sge,
+					   into ? IB_ACCESS_LOCAL_WRITE : 0,
+					   &eng->local, &qp->lkey_cache,
+					   pieces ? off : 0,
+					   pieces ? SRNIC_PIECE : U64_MAX)) {
 		return false;
+	}
 	srnic_msg_init(sdev, eng, qp, ctrl, m);
 	if (off && off >= m->len)
 		return false;
 	m->off = off;
-	m->plen = min_t(u64, m->len - off, SRNIC_PIECE);
-	if (ctrl->opcode == IB_UVERBS_WR_RDMA_WRITE ||
-	    ctrl->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM) {
-		m->rkey = raddr->rkey;
-		m->raddr = raddr->remote_addr;
-	}
-	return true;
+	m->plen = pieces ? min_t(u64, m->len - off, SRNIC_PIECE) : m->len;
+	return srnic_msg_remote(eng, ctrl, m) == IB_WC_SUCCESS;
 }
 
 /*
@@ -425,13 +446,10 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 	if (ctrl->flags & SRNIC_WQE_INLINE) {
 		srnic_sg_init(&eng->local, eng->wqe + hdr, ctrl->inline_len);
 	} else {
-		bool into = ctrl->opcode == IB_UVERBS_WR_RDMA_READ ||
-			    ctrl->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-			    ctrl->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
-
 		err = srnic_sg_resolve_window(sdev, to_spd(qp->ibqp.pd),
 					      eng->wqe + hdr, ctrl->num_sge,
-					      into ? IB_ACCESS_LOCAL_WRITE : 0,
+					      srnic_opcode_into(ctrl->opcode) ?
+						      IB_ACCESS_LOCAL_WRITE : 0,
 					      &eng->local, &qp->lkey_cache,
 					      pieces ? qp->msg_off : 0,
 					      pieces ? SRNIC_PIECE : U64_MAX);

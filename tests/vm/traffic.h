@@ -128,6 +128,7 @@ struct qp_opts {
 	int mr_access;
 	int qp_access;
 	uint8_t rnr_retry, min_rnr_timer, retry_cnt, timeout;
+	uint8_t max_rd_atomic;	/* non-zero: the RC requester's, else the device's (16 at most) */
 	struct ibv_srq *srq;
 	struct ibv_comp_channel *ch;
 	size_t buf_len;
@@ -319,7 +320,7 @@ static inline int ep_connect(struct ep *x, uint32_t dest_qpn)
 		a.timeout = x->o.timeout;
 		a.retry_cnt = x->o.retry_cnt;
 		a.rnr_retry = x->o.rnr_retry;
-		a.max_rd_atomic = ird ? ird : 1;
+		a.max_rd_atomic = x->o.max_rd_atomic ? x->o.max_rd_atomic : ird ? ird : 1;
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			IBV_QP_MAX_QP_RD_ATOMIC;
 	}

@@ -466,7 +466,7 @@ enum {
 	OP_SEND_ONLY = 0x04, OP_WRITE_FIRST = 0x06, OP_WRITE_ONLY = 0x0a,
 	OP_WRITE_MIDDLE = 0x07, OP_WRITE_LAST = 0x08, OP_READ_REQ = 0x0c, OP_READ_FIRST = 0x0d,
 	OP_READ_MIDDLE = 0x0e, OP_READ_LAST = 0x0f, OP_READ_ONLY = 0x10,
-	OP_ACK = 0x11,
+	OP_ACK = 0x11, OP_ATOMIC_ACK = 0x12, OP_CMP_SWAP = 0x13, OP_FETCH_ADD = 0x14,
 	SYN_ACK = 0x00, SYN_NAK_SEQ = 0x60, SYN_NAK_INV = 0x61, SYN_NAK_ACCESS = 0x62,
 };
 
@@ -559,16 +559,18 @@ static int ipv4_gid(struct env *e)
 
 /*
  * srnic's RC QP connected to the peer's QPN at its address, its receive
- * queue full; @timeout its Local ACK Timeout (0: the tests' default).
+ * queue full; @timeout its Local ACK Timeout (0: the tests' default),
+ * @rd its max_rd_atomic (0: the device's, at most 16).
  */
-static void rc_connect(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
-		       uint8_t timeout)
+static void rc_connect_rd(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			  uint8_t timeout, uint8_t rd)
 {
 	static union ibv_gid peer = { .raw = { [10] = 0xff, [11] = 0xff } };
 	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
 
 	inet_pton(AF_INET, W_PEER, peer.raw + 12);
 	o.buf_len = W_BUF;
+	o.max_rd_atomic = rd;
 	if (timeout)
 		o.timeout = timeout;
 	ASSERT_EQ(0, ep_create(&self->e, &o, &self->x));
@@ -576,6 +578,12 @@ static void rc_connect(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *sel
 	ASSERT_EQ(0, ep_connect(&self->x, W_PQPN));
 	for (int k = 0; k < 32; k++)
 		ASSERT_EQ(0, post_recv(&self->x, k, (size_t)k * 4096, 4096));
+}
+
+static void rc_connect(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+		       uint8_t timeout)
+{
+	rc_connect_rd(_metadata, self, timeout, 0);
 }
 
 FIXTURE_SETUP(rcw)
@@ -1161,6 +1169,44 @@ static void peer_answer(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *se
 	ASSERT_EQ(0, rc_send_pkt(self, &r));
 }
 
+/* The peer's READ RESPONSE ONLY for @psn: @len bytes of @fill. */
+static void peer_read_only(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			   uint32_t psn, uint32_t len, uint8_t fill)
+{
+	struct rcpkt r = { .opcode = OP_READ_ONLY, .psn = psn, .ext_len = 4, .len = len,
+			   .fill = fill };
+
+	r.ext[0] = SYN_ACK | 0x1f;
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+}
+
+/* The peer's ATOMIC ACKNOWLEDGE for @psn: the original value @orig. */
+static void peer_atomic_ack(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			    uint32_t psn, uint64_t orig)
+{
+	struct rcpkt r = { .opcode = OP_ATOMIC_ACK, .psn = psn, .ext_len = 12 };
+	uint64_t b = htobe64(orig);
+
+	r.ext[0] = SYN_ACK | 0x1f;
+	memcpy(r.ext + 4, &b, 8);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+}
+
+/* One signaled atomic of srnic's QP into its buffer at @off (8 bytes). */
+static int post_atomic(struct ep *x, enum ibv_wr_opcode op, uint64_t wr_id, size_t off,
+		       uint64_t compare_add, uint64_t swap)
+{
+	struct ibv_sge s = { (uintptr_t)x->buf + off, 8, x->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &s, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.atomic = { .remote_addr = 0x10000 + off, .compare_add = compare_add,
+			       .swap = swap, .rkey = 0x1234 },
+	}, *bad;
+
+	return ibv_post_send(x->qp, &wr, &bad);
+}
+
 /* The next @n send completions: successful, wr_id @first on, in order. */
 static void expect_done(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
 			uint64_t first, int n)
@@ -1178,17 +1224,19 @@ static void expect_done(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *se
  * srnic as the requester, the peer answering by hand.  WRITEs go ahead of
  * their ACKs (the window); a sequence NAK in the third has it and the
  * fourth go again from the PSN it names (go-back-N), the first two
- * complete; an ACK of the last completes the rest, in order.  A READ is not
- * sent ahead of an unacknowledged WRITE, and nothing after the READ goes
- * until its response came (its data lands in the QP's one stage; FENCE
- * holds without more).
+ * complete; an ACK of the last completes the rest, in order.  A READ goes
+ * ahead of an unacknowledged WRITE, and a WRITE ahead of the READ's
+ * response; the READ's response says that the WRITE before it came (it
+ * completes, then the READ with its data), and the last WRITE waits for
+ * its own ACK.
  */
-TEST_F(rcw, requester_window_and_read_barrier)
+TEST_F(rcw, requester_window_and_reads_ahead)
 {
 	const uint8_t wr2[] = { OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_FIRST,
 				OP_WRITE_LAST, OP_WRITE_FIRST, OP_WRITE_LAST,
 				OP_WRITE_FIRST, OP_WRITE_LAST };
-	const uint8_t rd[] = { OP_READ_REQ };
+	const uint8_t mixed[] = { OP_WRITE_FIRST, OP_WRITE_LAST, OP_READ_REQ,
+				  OP_WRITE_FIRST, OP_WRITE_LAST };
 	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
 	struct ibv_wc wc;
 
@@ -1210,18 +1258,110 @@ TEST_F(rcw, requester_window_and_read_barrier)
 	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 10, 0, 2 * mtu));
 	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 11, 8 * mtu, mtu));
 	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 12, 0, 2 * mtu));
-	expect_requests(_metadata, self, wr2, 2, psn);
+	expect_requests(_metadata, self, mixed, 5, psn);
 	expect_no_answer(_metadata, self);
-	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 1, 0);
-	expect_done(_metadata, self, 10, 1);
-	expect_requests(_metadata, self, rd, 1, psn + 2);
-	expect_no_answer(_metadata, self);
-	peer_answer(_metadata, self, OP_READ_ONLY, SYN_ACK | 0x1f, psn + 2, mtu);
-	expect_done(_metadata, self, 11, 1);
+	EXPECT_EQ(0, poll_one(self->x.cq, &wc, 0));
+	peer_read_only(_metadata, self, psn + 2, mtu, 0x3c);
+	expect_done(_metadata, self, 10, 2);
 	EXPECT_EQ(-1, all_eq(self->x.buf + 8 * mtu, mtu, 0x3c));
-	expect_requests(_metadata, self, wr2, 2, psn + 3);
+	EXPECT_EQ(0, poll_one(self->x.cq, &wc, 0));
 	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 4, 0);
 	expect_done(_metadata, self, 12, 1);
+}
+
+/*
+ * max_rd_atomic bounds the READs in flight: with 2, two READ REQUESTs go,
+ * the third waits for a response and the WRITE behind it too; each
+ * response lets one more go.  The data land in each READ's own buffer,
+ * the completions in order.
+ */
+TEST_F(rcw, reads_in_flight_up_to_max_rd_atomic)
+{
+	const uint8_t rd2[] = { OP_READ_REQ, OP_READ_REQ },
+		      rdwr[] = { OP_READ_REQ, OP_WRITE_ONLY };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+
+	ep_destroy(&self->x);
+	rc_connect_rd(_metadata, self, 20, 2);
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, i, (i + 1) * mtu, mtu));
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 3, 0, 64));
+	expect_requests(_metadata, self, rd2, 2, psn);
+	expect_no_answer(_metadata, self);
+	peer_read_only(_metadata, self, psn, mtu, 0x41);
+	expect_done(_metadata, self, 0, 1);
+	expect_requests(_metadata, self, rdwr, 2, psn + 2);
+	peer_read_only(_metadata, self, psn + 1, mtu, 0x42);
+	peer_read_only(_metadata, self, psn + 2, mtu, 0x43);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 3, 0);
+	expect_done(_metadata, self, 1, 3);
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(-1, all_eq(self->x.buf + (i + 1) * mtu, mtu, 0x41 + i))
+			TH_LOG("READ %d", i);
+	}
+}
+
+/*
+ * Atomics and READs in flight together (the device's max_rd_atomic): all
+ * four requests go before any answer; each atomic's original value lands
+ * in its own 8 bytes, the READ's data in its buffer.
+ */
+TEST_F(rcw, atomics_and_reads_in_flight)
+{
+	const uint8_t ops[] = { OP_FETCH_ADD, OP_READ_REQ, OP_CMP_SWAP, OP_WRITE_ONLY };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+	uint64_t v;
+
+	if (!has_atomics(&self->e))
+		SKIP(return, "the device has no atomics");
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	memset(self->x.buf, 0xee, 4 * mtu);
+	ASSERT_EQ(0, post_atomic(&self->x, IBV_WR_ATOMIC_FETCH_AND_ADD, 0, 0, 1, 0));
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, mtu, mtu));
+	ASSERT_EQ(0, post_atomic(&self->x, IBV_WR_ATOMIC_CMP_AND_SWP, 2, 8, 7, 9));
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 3, 2 * mtu, 64));
+	expect_requests(_metadata, self, ops, 4, psn);
+	expect_no_answer(_metadata, self);
+	peer_atomic_ack(_metadata, self, psn, 0x1111222233334444ull);
+	peer_read_only(_metadata, self, psn + 1, mtu, 0x51);
+	peer_atomic_ack(_metadata, self, psn + 2, 7);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 3, 0);
+	expect_done(_metadata, self, 0, 4);
+	memcpy(&v, self->x.buf, 8);
+	EXPECT_EQ(0x1111222233334444ull, v);
+	memcpy(&v, self->x.buf + 8, 8);
+	EXPECT_EQ(7, v);
+	EXPECT_EQ(-1, all_eq(self->x.buf + mtu, mtu, 0x51));
+}
+
+/*
+ * Responses that do not fit the piece ahead they name are dropped: a READ
+ * response for a WRITE's PSN, one longer than its READ, an atomic
+ * acknowledge for a READ.  Nothing completes on them and nothing of
+ * theirs lands; the READ's own response then completes the WRITE before
+ * it and the READ, with its data.
+ */
+TEST_F(rcw, wrong_responses_ahead_dropped)
+{
+	const uint8_t ops[] = { OP_WRITE_ONLY, OP_READ_REQ };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+	struct ibv_wc wc;
+
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 0, 0, 64));
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 2 * mtu, mtu));
+	expect_requests(_metadata, self, ops, 2, psn);
+	peer_read_only(_metadata, self, psn, mtu, 0x66);
+	peer_read_only(_metadata, self, psn + 1, 2 * mtu, 0x67);
+	peer_atomic_ack(_metadata, self, psn + 1, 5);
+	expect_no_answer(_metadata, self);
+	EXPECT_EQ(0, poll_one(self->x.cq, &wc, 0));
+	peer_read_only(_metadata, self, psn + 1, mtu, 0x3c);
+	expect_done(_metadata, self, 0, 2);
+	EXPECT_EQ(-1, all_eq(self->x.buf + 2 * mtu, mtu, 0x3c));
+	EXPECT_EQ(-1, all_eq(self->x.buf + 3 * mtu, mtu, 0));
 }
 
 /*
