@@ -13,6 +13,7 @@
 #include <linux/list.h>
 #include <linux/idr.h>
 #include <linux/prandom.h>
+#include <net/dst_cache.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -583,6 +584,8 @@ struct srnic_wire_qp {
 	u32 flow_label;
 	u32 mtu;			/* path MTU, bytes of payload per packet */
 	u16 sport;
+	/* The route to @dgid, per CPU: found once, not per packet. */
+	struct dst_cache route;
 	/* Requester, under the QP's lock. */
 	u32 psn;			/* the next PSN to send */
 	/*

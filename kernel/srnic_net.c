@@ -409,12 +409,52 @@ int srnic_net_rx(struct srnic_thread *t, unsigned long *timer)
 
 /* ---- sending ---- */
 
-/* The route of a packet from @sgid to @dgid out of @ndev, set on @skb. */
+/*
+ * The route a connection found before, if it still holds (a route change
+ * makes it stale).  Per CPU: with preemption off, as its users must.
+ */
+static struct dst_entry *srnic_net_route_cached(struct dst_cache *c, bool ipv4)
+{
+	struct dst_entry *dst;
+	struct in6_addr a6;
+	__be32 a4;
+
+	local_bh_disable();
+	dst = ipv4 ? (struct dst_entry *)dst_cache_get_ip4(c, &a4) :
+		     dst_cache_get_ip6(c, &a6);
+	local_bh_enable();
+	return dst;
+}
+
+static void srnic_net_route_keep(struct dst_cache *c, struct dst_entry *dst,
+				 const u8 *sgid, bool ipv4)
+{
+	local_bh_disable();
+	if (ipv4)
+		dst_cache_set_ip4(c, dst, *(const __be32 *)(sgid + 12));
+	else
+		dst_cache_set_ip6(c, dst, (const struct in6_addr *)sgid);
+	local_bh_enable();
+}
+
+/*
+ * The route of a packet from @sgid to @dgid out of @ndev, set on @skb;
+ * kept in @cache (a connection's) for its next packets.
+ */
 static int srnic_net_route(struct net_device *ndev, struct sk_buff *skb,
-			   const u8 *sgid, const u8 *dgid, bool ipv4)
+			   const u8 *sgid, const u8 *dgid, bool ipv4,
+			   struct dst_cache *cache)
 {
 	struct net *net = dev_net(ndev);
+	struct dst_entry *dst;
 
+	if (cache) {
+		dst = srnic_net_route_cached(cache, ipv4);
+		if (dst) {
+			skb_dst_set(skb, dst);
+			return 0;
+		}
+	}
 	if (ipv4) {
 		struct flowi4 fl = {
 			.flowi4_oif = ndev->ifindex,
@@ -426,21 +466,22 @@ static int srnic_net_route(struct net_device *ndev, struct sk_buff *skb,
 
 		if (IS_ERR(rt))
 			return PTR_ERR(rt);
-		skb_dst_set(skb, &rt->dst);
+		dst = &rt->dst;
 	} else {
 		struct flowi6 fl6 = {
 			.flowi6_oif = ndev->ifindex,
 			.flowi6_proto = IPPROTO_UDP,
 		};
-		struct dst_entry *dst;
 
 		memcpy(&fl6.daddr, dgid, 16);
 		memcpy(&fl6.saddr, sgid, 16);
 		dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
 		if (IS_ERR(dst))
 			return PTR_ERR(dst);
-		skb_dst_set(skb, dst);
 	}
+	if (cache)
+		srnic_net_route_keep(cache, dst, sgid, ipv4);
+	skb_dst_set(skb, dst);
 	return 0;
 }
 
@@ -510,7 +551,7 @@ int srnic_net_xmit(struct srnic_dev *sdev, const struct srnic_txp *t)
 	if (!skb)
 		goto drop;
 	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
-	if (srnic_net_route(ndev, skb, t->sgid, t->dgid, ipv4))
+	if (srnic_net_route(ndev, skb, t->sgid, t->dgid, ipv4, t->route))
 		goto drop;
 	p = skb_put(skb, l3_len + l4_len);
 	srnic_net_l3(skb, t, ipv4, l4_len);
@@ -546,8 +587,9 @@ drop:
 	return -ENOBUFS;
 }
 
-void srnic_net_txp_path(const struct srnic_qp *qp, struct srnic_txp *t)
+void srnic_net_txp_path(struct srnic_qp *qp, struct srnic_txp *t)
 {
+	t->route = &qp->w.route;
 	t->sgid = qp->sgid;
 	t->dgid = qp->w.dgid;
 	t->hop_limit = qp->w.hop_limit;

@@ -46,11 +46,12 @@ struct srnic_txp {
 	u8 hop_limit, traffic_class;
 	u32 flow_label;
 	u16 sport;
+	struct dst_cache *route;	/* the connection's route, or NULL */
 };
 
 int srnic_net_xmit(struct srnic_dev *sdev, const struct srnic_txp *t);
 /* The packet fields of @qp's connection (its path), into @t. */
-void srnic_net_txp_path(const struct srnic_qp *qp, struct srnic_txp *t);
+void srnic_net_txp_path(struct srnic_qp *qp, struct srnic_txp *t);
 
 /* srnic_net_req.c: the requester's side of RC and UC on the wire */
 void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,

@@ -97,6 +97,8 @@ void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp)
 	kvfree(qp->w.ahead);
 	qp->w.ahead = NULL;
 	skb_queue_purge(&qp->w.held);
+	dst_cache_destroy(&qp->w.route);
+	qp->w.route.cache = NULL;
 	kfree(qp->rss);
 	qp->rss = NULL;
 }
@@ -445,6 +447,10 @@ static int srnic_qp_resolve_path(struct srnic_qp *qp)
 		if (!qp->w.res || !qp->w.ahead)
 			return -ENOMEM;
 	}
+	/* A new path: the route is found again. */
+	if (!qp->w.route.cache && dst_cache_init(&qp->w.route, GFP_KERNEL))
+		return -ENOMEM;
+	dst_cache_reset(&qp->w.route);
 	srnic_qp_wire_path(qp);
 	qp->xport = &srnic_wire;
 	return 0;

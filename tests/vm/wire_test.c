@@ -607,6 +607,8 @@ FIXTURE_SETUP(rcw)
 
 FIXTURE_TEARDOWN(rcw)
 {
+	/* route_changes_followed's, should it have stopped half-way. */
+	sh("ip route del blackhole " W_PEER "/32 2>/dev/null");
 	if (self->raw > 0)
 		close(self->raw);
 	if (self->ans > 0)
@@ -1362,6 +1364,29 @@ TEST_F(rcw, wrong_responses_ahead_dropped)
 	expect_done(_metadata, self, 0, 2);
 	EXPECT_EQ(-1, all_eq(self->x.buf + 2 * mtu, mtu, 0x3c));
 	EXPECT_EQ(-1, all_eq(self->x.buf + 3 * mtu, mtu, 0));
+}
+
+/*
+ * A connection keeps its route between packets, and follows a change of
+ * it: while a blackhole route holds the peer's address, what srnic sends
+ * does not arrive; once it is gone, the WRITE goes again on its timer.
+ */
+TEST_F(rcw, route_changes_followed)
+{
+	const uint8_t wr[] = { OP_WRITE_ONLY };
+	uint32_t psn = W_PSN;
+
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 0, 0, 64));
+	expect_requests(_metadata, self, wr, 1, psn);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn, 0);
+	expect_done(_metadata, self, 0, 1);
+	ASSERT_EQ(0, sh("ip route add blackhole " W_PEER "/32"));
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 1, 0, 64));
+	expect_no_answer(_metadata, self);
+	ASSERT_EQ(0, sh("ip route del blackhole " W_PEER "/32"));
+	expect_requests(_metadata, self, wr, 1, psn + 1);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 1, 0);
+	expect_done(_metadata, self, 1, 1);
 }
 
 /*
