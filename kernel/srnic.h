@@ -652,6 +652,8 @@ struct srnic_wire_qp {
 	u64 rx_len;			/* ... WRITE: its length, from the RETH */
 	u64 rx_va;
 	u32 rx_rkey;
+	/* XRC: the SRQ the request in hand names (srnic_net_resp_rx). */
+	struct srnic_srq *rx_srq;
 	/* The last READs and atomics, for their duplicates: a ring, RC only. */
 	struct srnic_wire_res *res;
 	u8 res_next;
@@ -669,6 +671,7 @@ struct srnic_wire_qp {
 		u32 len;
 		u32 off;		/* ... bytes sent so far */
 		u32 msn;		/* ... in its last response's AETH */
+		u32 srqn;		/* ... XRC: the SRQ its request named */
 		/* ... the netdev's queue refused one: the rest go on then */
 		unsigned long until;
 		unsigned long stalled;	/* ... since then no packet went */
@@ -1002,6 +1005,13 @@ static inline struct srnic_qp *to_sqp(struct ib_qp *ibqp)
 static inline bool srnic_qpt_ud(enum ib_qp_type type)
 {
 	return type == IB_QPT_UD || type == IB_QPT_GSI;
+}
+
+/* The reliable connected services: acknowledged, READ and atomics. */
+static inline bool srnic_qpt_acked(enum ib_qp_type type)
+{
+	return type == IB_QPT_RC || type == IB_QPT_XRC_INI ||
+	       type == IB_QPT_XRC_TGT;
 }
 
 /*

@@ -40,6 +40,11 @@ struct srnic_deth {
 	__be32 sqp;		/* 8 reserved bits | SrcQP */
 } __packed;
 
+/* XRC extended transport header: the target's SRQ, 4 bytes, first after the BTH. */
+struct srnic_xrceth {
+	__be32 srqn;		/* 8 reserved bits | XRC SRQ number */
+} __packed;
+
 /* RDMA extended transport header: WRITE FIRST/ONLY, READ REQUEST, 16 bytes. */
 struct srnic_reth {
 	__be64 va;
@@ -80,7 +85,8 @@ struct srnic_atmack {
 
 /*
  * Opcodes (IBTA 9.2.2 table 38): the service in bits 7-5 (RC 0, UC 1,
- * UD 3), the operation in 4-0.
+ * UD 3, XRC 5), the operation in 4-0: an XRC opcode is the RC one with
+ * the service's bits.
  */
 enum srnic_wire_opcode {
 	SRNIC_OP_SEND_FIRST		= 0x00,
@@ -115,6 +121,7 @@ enum srnic_wire_opcode {
 #define SRNIC_OP_RC		0x00
 #define SRNIC_OP_UC		0x20
 #define SRNIC_OP_UD		0x60
+#define SRNIC_OP_XRC		0xa0
 
 /*
  * What an opcode's packet is (srnic_opcode.c): its headers after the BTH,
@@ -137,11 +144,12 @@ enum srnic_opf {
 	SRNIC_OPF_READ		= 1 << 13,	/* READ REQUEST, or its response */
 	SRNIC_OPF_ATOMIC	= 1 << 14,
 	SRNIC_OPF_VALID		= 1 << 15,
+	SRNIC_OPF_XRCETH	= 1 << 16,	/* an XRC request: XRCETH first */
 };
 
 struct srnic_opcode_info {
 	const char *name;
-	u16 flags;			/* enum srnic_opf */
+	u32 flags;			/* enum srnic_opf */
 	u8 hdr_len;			/* extension headers after the BTH */
 };
 
@@ -202,6 +210,11 @@ static inline void srnic_aeth_set(struct srnic_aeth *aeth, u8 syndrome,
 				  u32 msn)
 {
 	aeth->smsn = cpu_to_be32((u32)syndrome << 24 | (msn & SRNIC_MSN_MASK));
+}
+
+static inline u32 srnic_xrceth_srqn(const struct srnic_xrceth *x)
+{
+	return be32_to_cpu(x->srqn) & SRNIC_QPN_MASK;
 }
 
 static inline u32 srnic_deth_sqp(const struct srnic_deth *deth)

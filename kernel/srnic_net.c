@@ -275,16 +275,32 @@ static bool srnic_net_hold(struct srnic_qp *qp, struct sk_buff *skb)
 }
 
 /*
- * An RC or UC packet: for a QP of the opcode's service, connected across
- * the wire to the packet's source address (a QP number alone would let any
- * host in).  Requests go to the QP's responder, answers to its requester.
- * Returns 0 when done with @skb, 1 when it was kept to run later, -1 to
- * drop it.
+ * The QP type a connected packet is for: its service's, and for XRC the
+ * target of a request, the initiator of an answer.
+ */
+static enum ib_qp_type srnic_pkt_qpt(const struct srnic_pkt *p)
+{
+	switch (p->bth->opcode & SRNIC_OP_SERVICE_MASK) {
+	case SRNIC_OP_RC:
+		return IB_QPT_RC;
+	case SRNIC_OP_UC:
+		return IB_QPT_UC;
+	default:
+		return (p->flags & SRNIC_OPF_REQ) ? IB_QPT_XRC_TGT :
+						    IB_QPT_XRC_INI;
+	}
+}
+
+/*
+ * An RC, UC or XRC packet: for a QP of the opcode's service, connected
+ * across the wire to the packet's source address (a QP number alone would
+ * let any host in).  Requests go to the QP's responder, answers to its
+ * requester.  Returns 0 when done with @skb, 1 when it was kept to run
+ * later, -1 to drop it.
  */
 static int srnic_net_recv_connected(struct srnic_engine *eng,
 				    struct srnic_pkt *p, struct sk_buff *skb)
 {
-	u8 svc = p->bth->opcode & SRNIC_OP_SERVICE_MASK;
 	struct srnic_qp *qp;
 	int ret = 0;
 
@@ -292,7 +308,7 @@ static int srnic_net_recv_connected(struct srnic_engine *eng,
 	if (!qp)
 		return -1;
 	/* A QP in error, or not yet receiving, answers nothing. */
-	if (qp->ibqp.qp_type != (svc == SRNIC_OP_RC ? IB_QPT_RC : IB_QPT_UC) ||
+	if (qp->ibqp.qp_type != srnic_pkt_qpt(p) ||
 	    READ_ONCE(qp->xport) != &srnic_wire ||
 	    memcmp(p->sgid, qp->w.dgid, 16) || memcmp(p->dgid, qp->sgid, 16) ||
 	    !srnic_qp_receives(READ_ONCE(qp->state)))
@@ -323,6 +339,13 @@ static bool srnic_pkt_layout(struct srnic_pkt *p)
 		return false;
 	p->payload = p->next + op->hdr_len;
 	p->plen = p->after_bth - op->hdr_len - pad;
+	p->op = p->bth->opcode & ~SRNIC_OP_SERVICE_MASK;
+	p->xrc_srqn = 0;
+	/* The XRCETH read here: the headers after it are where RC has them. */
+	if (op->flags & SRNIC_OPF_XRCETH) {
+		p->xrc_srqn = srnic_xrceth_srqn((const struct srnic_xrceth *)p->next);
+		p->next += sizeof(struct srnic_xrceth);
+	}
 	return p->plen == 0 || (op->flags & SRNIC_OPF_PAYLOAD);
 }
 

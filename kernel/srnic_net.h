@@ -18,8 +18,10 @@ struct srnic_pkt {
 	const u8 *l3;
 	bool ipv4;
 	const struct srnic_bth *bth;
-	u16 flags;			/* srnic_opcode[opcode].flags */
-	const u8 *next;			/* after the BTH: extension headers */
+	u8 op;				/* its opcode, the service's bits off */
+	u32 flags;			/* srnic_opcode[opcode].flags */
+	u32 xrc_srqn;			/* an XRC request's XRCETH */
+	const u8 *next;			/* the extension headers after BTH (and XRCETH) */
 	u32 after_bth;			/* bytes from @next to the ICRC */
 	u32 l4_len;			/* the UDP header's length */
 	const u8 *payload;

@@ -72,22 +72,56 @@ static u8 srnic_req_opcode(const struct srnic_msg *m, bool first, bool last)
 	return first ? SRNIC_OP_SEND_FIRST : SRNIC_OP_SEND_MIDDLE;
 }
 
+/* The service bits of @qp's request opcodes. */
+static u8 srnic_req_svc(const struct srnic_qp *qp)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_UC:
+		return SRNIC_OP_UC;
+	case IB_QPT_XRC_INI:
+		return SRNIC_OP_XRC;
+	default:
+		return SRNIC_OP_RC;
+	}
+}
+
+/*
+ * An XRC request's first extension header into @ext: the XRCETH naming
+ * the target's SRQ.  Its length; 0 for the other services.
+ */
+static u32 srnic_req_xrceth(const struct srnic_qp *qp,
+			    const struct srnic_msg *m, u8 *ext)
+{
+	struct srnic_xrceth x = {
+		.srqn = cpu_to_be32(m->xrc_srqn & SRNIC_QPN_MASK),
+	};
+
+	if (qp->ibqp.qp_type != IB_QPT_XRC_INI)
+		return 0;
+	memcpy(ext, &x, sizeof(x));
+	return sizeof(x);
+}
+
 /*
  * The extension headers of a SEND or WRITE packet @op into @ext, by the
- * opcode table: RETH (the whole message's), then immediate or IETH.
+ * opcode table: XRCETH (XRC), RETH (the whole message's), then immediate
+ * or IETH.
  */
-static u32 srnic_req_ext(const struct srnic_msg *m, u8 op, u8 *ext)
+static u32 srnic_req_ext(const struct srnic_qp *qp, const struct srnic_msg *m,
+			 u8 op, u8 *ext)
 {
-	u16 f = srnic_opcode[op].flags;
-	u32 n = 0;
+	u32 f = srnic_opcode[op].flags;
+	u32 n = srnic_req_xrceth(qp, m, ext);
 
 	if (f & SRNIC_OPF_RETH) {
-		struct srnic_reth *reth = (struct srnic_reth *)ext;
+		struct srnic_reth reth = {
+			.va = cpu_to_be64(m->raddr),
+			.rkey = cpu_to_be32(m->rkey),
+			.len = cpu_to_be32(m->len),
+		};
 
-		reth->va = cpu_to_be64(m->raddr);
-		reth->rkey = cpu_to_be32(m->rkey);
-		reth->len = cpu_to_be32(m->len);
-		n += sizeof(*reth);
+		memcpy(ext + n, &reth, sizeof(reth));
+		n += sizeof(reth);
 	}
 	if (f & (SRNIC_OPF_IMM | SRNIC_OPF_IETH)) {
 		/* imm is in network order already; an IETH's rkey is not. */
@@ -112,7 +146,7 @@ static bool srnic_req_send_data(struct srnic_qp *qp, const struct srnic_msg *m,
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	u32 n = srnic_psn_diff(from, psn), mtu = qp->w.mtu;
 	u64 off = m->off + (u64)n * mtu, end = m->off + m->plen;
-	u8 ext[sizeof(struct srnic_reth) + 4];
+	u8 ext[sizeof(struct srnic_xrceth) + sizeof(struct srnic_reth) + 4];
 	bool last;
 
 	t->payload = m->payload;
@@ -120,14 +154,13 @@ static bool srnic_req_send_data(struct srnic_qp *qp, const struct srnic_msg *m,
 	do {
 		t->len = min_t(u64, mtu, end - off);
 		last = off + t->len >= end;
-		t->opcode = srnic_req_opcode(m, !off, off + t->len >= m->len) |
-			    (qp->ibqp.qp_type == IB_QPT_UC ? SRNIC_OP_UC : 0);
-		t->ext_len = srnic_req_ext(m, t->opcode & ~SRNIC_OP_SERVICE_MASK,
-					   ext);
+		t->opcode = srnic_req_opcode(m, !off, off + t->len >= m->len);
+		t->ext_len = srnic_req_ext(qp, m, t->opcode, ext);
+		t->opcode |= srnic_req_svc(qp);
 		t->off = off;
 		t->psn = psn + n++;
 		t->se = m->solicited && off + t->len >= m->len;
-		t->ackreq = last && qp->ibqp.qp_type == IB_QPT_RC;
+		t->ackreq = last && srnic_qpt_acked(qp->ibqp.qp_type);
 		if (srnic_net_xmit(sdev, t)) {
 			*stop = t->psn;
 			return false;
@@ -150,10 +183,13 @@ static bool srnic_req_send_read(struct srnic_qp *qp, const struct srnic_msg *m,
 		.rkey = cpu_to_be32(m->rkey),
 		.len = cpu_to_be32(m->plen - done),
 	};
+	u8 ext[sizeof(struct srnic_xrceth) + sizeof(reth)];
+	u32 n = srnic_req_xrceth(qp, m, ext);
 
-	t->opcode = SRNIC_OP_READ_REQUEST;
-	t->ext = &reth;
-	t->ext_len = sizeof(reth);
+	memcpy(ext + n, &reth, sizeof(reth));
+	t->opcode = SRNIC_OP_READ_REQUEST | srnic_req_svc(qp);
+	t->ext = ext;
+	t->ext_len = n + sizeof(reth);
 	t->psn = psn;
 	t->ackreq = true;
 	return !srnic_net_xmit(to_sdev(qp->ibqp.device), t);
@@ -172,12 +208,14 @@ static bool srnic_req_send_atomic(struct srnic_qp *qp, const struct srnic_msg *m
 		.rkey = cpu_to_be32(m->rkey),
 		.len = cpu_to_be32(8),
 	};
+	u8 ext[sizeof(struct srnic_xrceth) + sizeof(atm)];
+	u32 n = srnic_req_xrceth(qp, m, ext);
 
 	if (m->opcode == SRNIC_WR_ATOMIC_WRITE) {
 		/* The 8 bytes as the WQE holds them, as rxe sends them. */
 		t->opcode = SRNIC_OP_ATOMIC_WRITE;
-		t->ext = &reth;
-		t->ext_len = sizeof(reth);
+		memcpy(ext + n, &reth, sizeof(reth));
+		n += sizeof(reth);
 		t->kdata = &m->compare_add;
 		t->len = 8;
 	} else {
@@ -186,9 +224,12 @@ static bool srnic_req_send_atomic(struct srnic_qp *qp, const struct srnic_msg *m
 		atm.swap_add = cpu_to_be64(cs ? m->swap : m->compare_add);
 		atm.compare = cpu_to_be64(cs ? m->compare_add : 0);
 		t->opcode = cs ? SRNIC_OP_CMP_SWAP : SRNIC_OP_FETCH_ADD;
-		t->ext = &atm;
-		t->ext_len = sizeof(atm);
+		memcpy(ext + n, &atm, sizeof(atm));
+		n += sizeof(atm);
 	}
+	t->opcode |= srnic_req_svc(qp);
+	t->ext = ext;
+	t->ext_len = n;
 	t->psn = psn;
 	t->ackreq = true;
 	return !srnic_net_xmit(to_sdev(qp->ibqp.device), t);
@@ -407,7 +448,7 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 		w->next_off = srnic_msg_last(m) ? 0 : m->off + m->plen;
 	}
 	w->resume = false;
-	w->out = qp->ibqp.qp_type == IB_QPT_RC;
+	w->out = srnic_qpt_acked(qp->ibqp.qp_type);
 	w->answered = false;
 	w->sent_from = m->opcode == IB_UVERBS_WR_RDMA_READ ? w->rd_next :
 		       w->resume_psn;
@@ -603,11 +644,6 @@ void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	struct srnic_wire_qp *w = &qp->w;
 
-	/* XRC has no wire path yet: nothing answers. */
-	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC) {
-		rep->r = SRNIC_RESP_DROP;
-		return;
-	}
 	if (!w->out && !w->resume && w->ahead_n)
 		srnic_req_promote(qp, m);
 	if ((w->out || w->resume) && srnic_req_same(w, m) && w->out) {
@@ -826,7 +862,7 @@ static void srnic_req_resp_ahead(struct srnic_wire_qp *w,
 {
 	if (pc->answered)
 		return;
-	if (p->bth->opcode == SRNIC_OP_ATOMIC_ACK) {
+	if (p->op == SRNIC_OP_ATOMIC_ACK) {
 		if (p->psn != pc->first ||
 		    (pc->op != IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
 		     pc->op != IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD))
@@ -868,10 +904,10 @@ static void srnic_req_rx_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
 
 	if (srnic_psn_diff(p->psn, w->psn_top) >= 0)
 		return;
-	if (p->bth->opcode != SRNIC_OP_ACK) {
+	if (p->op != SRNIC_OP_ACK) {
 		i = srnic_req_ahead_find(w, p->psn);
 		if (i >= 0 && ((p->flags & SRNIC_OPF_READ) ||
-			       p->bth->opcode == SRNIC_OP_ATOMIC_ACK))
+			       p->op == SRNIC_OP_ATOMIC_ACK))
 			srnic_req_resp_ahead(w, srnic_req_ahead_at(w, i), p);
 	} else if ((syn & SRNIC_AETH_KIND) == SRNIC_AETH_ACK) {
 		srnic_req_acked(w, p->psn);
@@ -932,7 +968,7 @@ void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p)
 	}
 	if (p->flags & SRNIC_OPF_READ)
 		srnic_req_read_resp(qp, p);
-	else if (p->bth->opcode == SRNIC_OP_ATOMIC_ACK) {
+	else if (p->op == SRNIC_OP_ATOMIC_ACK) {
 		if (d == 0 && (w->out_op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 			       w->out_op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)) {
 			w->orig = be64_to_cpu(((const struct srnic_atmack *)

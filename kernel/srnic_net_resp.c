@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The wire responder: RC and UC request packets for a QP connected across
- * the wire, run by the QP's engine thread in PSN order.
+ * The wire responder: RC, UC and XRC request packets for a QP connected
+ * across the wire, run by the QP's engine thread in PSN order.  An XRC
+ * target answers as RC does; its requests name an SRQ of its domain
+ * (XRCETH), which receives and whose PD the memory they reach is checked
+ * against.
  *
  * A packet with the expected PSN is a piece of its message for the
  * responder (srnic_resp.c), which places it and answers; the answer goes
@@ -21,6 +24,12 @@
 #include "srnic_net.h"
 #include "srnic_transport.h"
 
+/* The service bits of @qp's answers: XRC's for a target, else RC's. */
+static u8 srnic_wresp_svc(const struct srnic_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_XRC_TGT ? SRNIC_OP_XRC : SRNIC_OP_RC;
+}
+
 /* An answer without payload: @opcode for PSN @psn, its headers @ext. */
 static void srnic_wresp_answer(struct srnic_qp *qp, u8 opcode, u32 psn,
 			       const void *ext, u32 ext_len)
@@ -28,7 +37,7 @@ static void srnic_wresp_answer(struct srnic_qp *qp, u8 opcode, u32 psn,
 	struct srnic_txp t = {};
 
 	srnic_net_txp_path(qp, &t);
-	t.opcode = opcode;
+	t.opcode = opcode | srnic_wresp_svc(qp);
 	t.psn = psn;
 	t.ext = ext;
 	t.ext_len = ext_len;
@@ -70,7 +79,7 @@ static void srnic_wresp_refuse(struct srnic_engine *eng, struct srnic_qp *qp,
 				      !(p->flags & SRNIC_OPF_READ));
 		r = SRNIC_RESP_RNR;
 	}
-	if (qp->ibqp.qp_type != IB_QPT_RC || r == SRNIC_RESP_DROP)
+	if (!srnic_qpt_acked(qp->ibqp.qp_type) || r == SRNIC_RESP_DROP)
 		return;
 	if (r == SRNIC_RESP_RNR)
 		srnic_wresp_ack(qp, SRNIC_AETH_RNR |
@@ -91,6 +100,7 @@ static void srnic_wresp_msg_init(struct srnic_qp *qp, struct srnic_msg *m)
 	m->src_dev = -1;
 	m->sgid = qp->w.dgid;
 	m->dgid = qp->sgid;
+	m->xrc_srq = qp->w.rx_srq;
 }
 
 /*
@@ -115,7 +125,7 @@ static bool srnic_wresp_piece(struct srnic_engine *eng, struct srnic_qp *qp,
 		return false;
 	if (first) {
 		/* UC: a new message ends the one a lost packet left open. */
-		if (w->rx_kind && qp->ibqp.qp_type == IB_QPT_RC)
+		if (w->rx_kind && srnic_qpt_acked(qp->ibqp.qp_type))
 			return false;
 		w->rx_kind = kind;
 		w->rx_off = 0;
@@ -172,7 +182,7 @@ static void srnic_wresp_data(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	if (!srnic_wresp_piece(eng, qp, p, &m)) {
 		w->rx_kind = 0;
-		r = qp->ibqp.qp_type == IB_QPT_RC ? SRNIC_RESP_NAK_INV :
+		r = srnic_qpt_acked(qp->ibqp.qp_type) ? SRNIC_RESP_NAK_INV :
 						    SRNIC_RESP_DROP;
 		if (r == SRNIC_RESP_DROP)
 			w->epsn = (p->psn + 1) & SRNIC_PSN_MASK;
@@ -193,7 +203,7 @@ static void srnic_wresp_data(struct srnic_engine *eng, struct srnic_qp *qp,
 		w->msn = (w->msn + 1) & SRNIC_MSN_MASK;
 	}
 	w->epsn = (p->psn + 1) & SRNIC_PSN_MASK;
-	if (srnic_bth_ackreq(p->bth) && qp->ibqp.qp_type == IB_QPT_RC)
+	if (srnic_bth_ackreq(p->bth) && srnic_qpt_acked(qp->ibqp.qp_type))
 		srnic_wresp_ack(qp, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS,
 			       p->psn);
 }
@@ -230,6 +240,7 @@ static u64 srnic_wresp_read_window(struct srnic_engine *eng,
 		t.ext = &aeth;
 		t.ext_len = (srnic_opcode[t.opcode].flags & SRNIC_OPF_AETH) ?
 			    sizeof(aeth) : 0;
+		t.opcode |= srnic_wresp_svc(qp);
 		t.off = off - m->off;
 		t.psn = (rd->psn + off / mtu) & SRNIC_PSN_MASK;
 		if (srnic_net_xmit(to_sdev(qp->ibqp.device), &t))
@@ -371,6 +382,7 @@ static void srnic_wresp_read(struct srnic_engine *eng, struct srnic_qp *qp,
 		.rkey = be32_to_cpu(reth->rkey),
 		.len = be32_to_cpu(reth->len),
 		.msn = dup ? w->msn : (w->msn + 1) & SRNIC_MSN_MASK,
+		.srqn = p->xrc_srqn,
 	};
 	if (dup && !srnic_wresp_read_dup_ok(w, rd))
 		return;
@@ -415,6 +427,31 @@ bool srnic_net_resp_read_waits(struct srnic_qp *qp, unsigned long *timer)
 }
 
 /*
+ * The SRQ an XRC target's request names, held in qp->w.rx_srq while the
+ * request runs: one of the target's domain, else the request is invalid
+ * (NAK when it is the one expected; anything else is dropped).
+ */
+static bool srnic_wresp_xrc_begin(struct srnic_engine *eng, struct srnic_qp *qp,
+				  const struct srnic_pkt *p, u32 srqn)
+{
+	struct srnic_msg m = {};
+
+	if (!srnic_resp_xrc_srq(qp, srqn, &m)) {
+		qp->w.rx_srq = m.xrc_srq;
+		return true;
+	}
+	if (p && p->psn == qp->w.epsn)
+		srnic_wresp_refuse(eng, qp, p, SRNIC_RESP_NAK_INV);
+	return false;
+}
+
+static void srnic_wresp_xrc_end(struct srnic_qp *qp)
+{
+	srnic_srq_put(qp->w.rx_srq);
+	qp->w.rx_srq = NULL;
+}
+
+/*
  * The READ of @qp going out: its next SRNIC_VISIT_BYTES.  False once it
  * is over (sent, or stopped by an error), or the QP no longer answers.
  */
@@ -429,9 +466,17 @@ bool srnic_net_resp_read_next(struct srnic_engine *eng, struct srnic_qp *qp)
 		rd->active = false;
 		return false;
 	}
+	/* An XRC target's READ reads through its SRQ's PD, found again. */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT &&
+	    !srnic_wresp_xrc_begin(eng, qp, NULL, rd->srqn)) {
+		rd->active = false;
+		return false;
+	}
 	if (srnic_wresp_read_more(eng, qp, SRNIC_VISIT_BYTES) ==
 	    SRNIC_RESP_FAULT)
 		srnic_odp_fault_async(&eng->remote.fault, false);
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		srnic_wresp_xrc_end(qp);
 	return rd->active;
 }
 
@@ -458,7 +503,7 @@ static void srnic_wresp_atomic_ack(struct srnic_qp *qp, u32 psn, bool write,
 static void srnic_wresp_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 			      const struct srnic_pkt *p)
 {
-	bool write = p->bth->opcode == SRNIC_OP_ATOMIC_WRITE;
+	bool write = p->op == SRNIC_OP_ATOMIC_WRITE;
 	struct srnic_wire_qp *w = &qp->w;
 	struct srnic_reply rep = {};
 	struct srnic_msg m = {};
@@ -478,7 +523,7 @@ static void srnic_wresp_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 		memcpy(&m.compare_add, p->payload, 8);
 	} else {
 		const struct srnic_atmeth *atm = (const void *)p->next;
-		bool cs = p->bth->opcode == SRNIC_OP_CMP_SWAP;
+		bool cs = p->op == SRNIC_OP_CMP_SWAP;
 
 		m.opcode = cs ? IB_UVERBS_WR_ATOMIC_CMP_AND_SWP :
 				IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
@@ -527,12 +572,12 @@ static void srnic_wresp_duplicate(struct srnic_engine *eng, struct srnic_qp *qp,
 	struct srnic_wire_qp *w = &qp->w;
 
 	srnic_count(to_sdev(qp->ibqp.device), SRNIC_PC_DUP_REQUESTS);
-	if (qp->ibqp.qp_type != IB_QPT_RC)
+	if (!srnic_qpt_acked(qp->ibqp.qp_type))
 		return;
-	if (p->bth->opcode == SRNIC_OP_READ_REQUEST) {
+	if (p->op == SRNIC_OP_READ_REQUEST) {
 		srnic_wresp_read(eng, qp, p, true);
 	} else if ((p->flags & SRNIC_OPF_ATOMIC) &&
-		   p->bth->opcode != SRNIC_OP_ATOMIC_WRITE) {
+		   p->op != SRNIC_OP_ATOMIC_WRITE) {
 		srnic_wresp_atomic_again(qp, p->psn);
 	} else if (srnic_bth_ackreq(p->bth)) {
 		srnic_wresp_ack(qp, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS,
@@ -563,9 +608,9 @@ static bool srnic_wresp_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
 	return false;
 }
 
-/* A request packet for @qp, in the QP's engine thread. */
-void srnic_net_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp,
-		       const struct srnic_pkt *p)
+/* A request packet for @qp (its SRQ found, for XRC). */
+static void srnic_wresp_rx(struct srnic_engine *eng, struct srnic_qp *qp,
+			   const struct srnic_pkt *p)
 {
 	struct srnic_wire_qp *w = &qp->w;
 	s32 d = srnic_psn_diff(p->psn, w->epsn);
@@ -577,10 +622,24 @@ void srnic_net_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (d > 0 && !srnic_wresp_ahead(qp, p))
 		return;
 	w->nak_sent = false;
-	if (p->bth->opcode == SRNIC_OP_READ_REQUEST)
+	if (p->op == SRNIC_OP_READ_REQUEST)
 		srnic_wresp_read(eng, qp, p, false);
 	else if (p->flags & SRNIC_OPF_ATOMIC)
 		srnic_wresp_atomic(eng, qp, p);
 	else
 		srnic_wresp_data(eng, qp, p);
+}
+
+/* A request packet for @qp, in the QP's engine thread. */
+void srnic_net_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp,
+		       const struct srnic_pkt *p)
+{
+	if (qp->ibqp.qp_type != IB_QPT_XRC_TGT) {
+		srnic_wresp_rx(eng, qp, p);
+		return;
+	}
+	if (!srnic_wresp_xrc_begin(eng, qp, p, p->xrc_srqn))
+		return;
+	srnic_wresp_rx(eng, qp, p);
+	srnic_wresp_xrc_end(qp);
 }

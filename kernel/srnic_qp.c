@@ -432,19 +432,26 @@ static int srnic_qp_resolve_path(struct srnic_qp *qp)
 	}
 	qp->peer_dev = srnic_dev_by_gid(grh->dgid.raw);
 	qp->xport = &srnic_loopback;
-	if (qp->peer_dev >= 0 || (qp->ibqp.qp_type != IB_QPT_RC &&
-				  qp->ibqp.qp_type != IB_QPT_UC))
+	if (qp->peer_dev >= 0)
 		return 0;
-	if (qp->ibqp.qp_type == IB_QPT_RC) {
+	/* An acknowledged requester: READ stages, the window. */
+	if (qp->ibqp.qp_type == IB_QPT_RC ||
+	    qp->ibqp.qp_type == IB_QPT_XRC_INI) {
 		if (srnic_qp_wire_stages(qp, 1))
 			return -ENOMEM;
-		if (!qp->w.res)
-			qp->w.res = kvcalloc(SRNIC_MAX_QP_RD_ATOM,
-					     sizeof(*qp->w.res), GFP_KERNEL);
 		if (!qp->w.ahead)
 			qp->w.ahead = kvcalloc(SRNIC_WIRE_WINDOW,
 					       sizeof(*qp->w.ahead), GFP_KERNEL);
-		if (!qp->w.res || !qp->w.ahead)
+		if (!qp->w.ahead)
+			return -ENOMEM;
+	}
+	/* An acknowledged responder: the READs and atomics it keeps. */
+	if (qp->ibqp.qp_type == IB_QPT_RC ||
+	    qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		if (!qp->w.res)
+			qp->w.res = kvcalloc(SRNIC_MAX_QP_RD_ATOM,
+					     sizeof(*qp->w.res), GFP_KERNEL);
+		if (!qp->w.res)
 			return -ENOMEM;
 	}
 	/* A new path: the route is found again. */
@@ -610,7 +617,8 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	/* The READs and atomics in flight that max_rd_atomic allows. */
 	if (to == IB_QPS_RTS && qp->xport == &srnic_wire &&
-	    qp->ibqp.qp_type == IB_QPT_RC) {
+	    (qp->ibqp.qp_type == IB_QPT_RC ||
+	     qp->ibqp.qp_type == IB_QPT_XRC_INI)) {
 		err = srnic_qp_wire_stages(qp, cur->max_rd_atomic);
 		if (err)
 			goto out;

@@ -5,7 +5,8 @@
 # datagrams (ibv_ud_pingpong -c, IPv4; between srnic devices also IPv6), RC and UC (the
 # pingpongs with data checks, the eight perftest programs), then RC on a bad wire (netem loss,
 # reordering, duplication, corruption, a netdev queue shorter than a piece); srnic's counters show
-# the packets, tshark decodes captures of UD and RC between srnic devices; rdma_cm (rping,
+# the packets, tshark decodes captures of UD and RC between srnic devices; XRC between srnic
+# devices (ibv_xsrq_pingpong); rdma_cm (rping,
 # ucmatose), multicast (mckey) and NVMe over RDMA srnic with rxe and with srnic, NFS over RDMA
 # between srnic devices.  Prints "ok - ..." / "not ok - ..." lines; exits non-zero if one failed.
 set -uo pipefail
@@ -75,6 +76,10 @@ connected() {
 		port=$((port + 2))
 	done
 }
+
+# xsrq server|client PORT: ibv_xsrq_pingpong on $dev (XRC: SRQs of a domain, a QP pair per
+# client), the path MTU the wire's.
+xsrq() { wire_side "$1" "$2" ibv_xsrq_pingpong -d "$dev" -g "$gid" -m 1024 -n 20 -p "$2"; }
 
 # counter NAME: srnic's port counter NAME on this side.
 counter() { rdma statistic show link "$dev/1" | grep -o " $1 [0-9]*" | awk '{print $2}'; }
@@ -371,6 +376,10 @@ check "ib_atomic_bw under capture" perftest ib_atomic_bw $me_a 18694 -n 20
 capture_stop && check "tshark decodes every RC packet, SEND, WRITE, READ, ACK and atomic opcodes among them" \
 	rc_capture_ok
 connected 18700 "srnic with srnic"
+me_b=client
+[ "$WIRE_ROLE" = a ] || me_b=server
+check "ibv_xsrq_pingpong srnic with srnic, XRC, a serves" xsrq $me_a 18698
+check "ibv_xsrq_pingpong srnic with srnic, XRC, b serves" xsrq $me_b 18699
 cm_both 18710 "srnic with srnic"
 mc_both 18720 b "srnic with srnic"
 ulp_nvme 18730 "srnic with srnic"

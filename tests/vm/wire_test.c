@@ -467,6 +467,7 @@ enum {
 	OP_WRITE_MIDDLE = 0x07, OP_WRITE_LAST = 0x08, OP_READ_REQ = 0x0c, OP_READ_FIRST = 0x0d,
 	OP_READ_MIDDLE = 0x0e, OP_READ_LAST = 0x0f, OP_READ_ONLY = 0x10,
 	OP_ACK = 0x11, OP_ATOMIC_ACK = 0x12, OP_CMP_SWAP = 0x13, OP_FETCH_ADD = 0x14,
+	OP_XRC = 0xa0,
 	SYN_ACK = 0x00, SYN_NAK_SEQ = 0x60, SYN_NAK_INV = 0x61, SYN_NAK_ACCESS = 0x62,
 };
 
@@ -475,7 +476,7 @@ struct rcpkt {
 	uint8_t opcode;
 	uint32_t psn;
 	int ackreq;
-	uint8_t ext[16];		/* RETH */
+	uint8_t ext[32];		/* XRCETH, RETH, ... */
 	uint32_t ext_len;
 	uint32_t len;			/* payload */
 	uint8_t fill;
@@ -619,15 +620,21 @@ FIXTURE_TEARDOWN(rcw)
 		net_down();
 }
 
-static int rc_send_pkt(FIXTURE_DATA(rcw) *self, const struct rcpkt *r)
+/* The peer's packet @r to srnic's QP @dqpn. */
+static int rc_send_to(FIXTURE_DATA(rcw) *self, const struct rcpkt *r, uint32_t dqpn)
 {
 	static uint8_t b[9000];
 	struct sockaddr_in to = { .sin_family = AF_INET };
-	size_t len = build_rc(b, r, self->x.qp->qp_num);
+	size_t len = build_rc(b, r, dqpn);
 
 	inet_pton(AF_INET, W_ME, &to.sin_addr);
 	return sendto(self->raw, b, len, 0, (struct sockaddr *)&to, sizeof(to)) ==
 		       (ssize_t)len ? 0 : -1;
+}
+
+static int rc_send_pkt(FIXTURE_DATA(rcw) *self, const struct rcpkt *r)
+{
+	return rc_send_to(self, r, self->x.qp->qp_num);
 }
 
 /* srnic's next answer within @ms, parsed into @a; -1 if none came. */
@@ -645,8 +652,9 @@ static int next_answer(int s, struct answer *a, int ms)
 	a->psn = (uint32_t)a->b[9] << 16 | a->b[10] << 8 | a->b[11];
 	a->syn = 0xff;
 	a->payload = a->b + 12;
-	if (a->op == OP_ACK || a->op == OP_READ_FIRST || a->op == OP_READ_LAST ||
-	    a->op == OP_READ_ONLY) {
+	/* RC's answers and XRC's (the same with the service bits 0xa0). */
+	if ((a->op & ~OP_XRC) == OP_ACK || (a->op & ~OP_XRC) == OP_READ_FIRST ||
+	    (a->op & ~OP_XRC) == OP_READ_LAST || (a->op & ~OP_XRC) == OP_READ_ONLY) {
 		if (n < 12 + 4 + 4)
 			return -1;
 		a->syn = a->b[12];
@@ -1387,6 +1395,241 @@ TEST_F(rcw, route_changes_followed)
 	expect_requests(_metadata, self, wr, 1, psn + 1);
 	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 1, 0);
 	expect_done(_metadata, self, 1, 1);
+}
+
+/* ---- XRC on the wire: srnic's XRC QPs and the peer's packets ---- */
+
+/* An XRC domain with one SRQ (its own CQ), for the XRC tests. */
+struct xrc_side {
+	struct ibv_xrcd *xrcd;
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	uint32_t srqn;
+	struct ibv_qp *qp;
+};
+
+static void xrc_side_close(struct xrc_side *x)
+{
+	if (x->qp)
+		ibv_destroy_qp(x->qp);
+	if (x->srq)
+		ibv_destroy_srq(x->srq);
+	if (x->cq)
+		ibv_destroy_cq(x->cq);
+	if (x->xrcd)
+		ibv_close_xrcd(x->xrcd);
+}
+
+/* @qp (XRC_RECV or XRC_SEND) through INIT and RTR to the peer, then RTS if @send. */
+static int xrc_wire_connect(FIXTURE_DATA(rcw) *self, struct ibv_qp *qp, int send)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+						    IBV_ACCESS_REMOTE_READ };
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = self->e.port.active_mtu;
+	a.dest_qp_num = W_PQPN;
+	a.rq_psn = W_PSN;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr = ah_to_peer(&self->x);
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  (send ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)))
+		return -1;
+	if (!send)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = W_PSN;
+	a.timeout = 20;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* The domain and its SRQ; a target QP (XRC_RECV) or an initiator (XRC_SEND). */
+static int xrc_side_open(FIXTURE_DATA(rcw) *self, struct xrc_side *x, int send)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC, .pd = self->e.pd,
+	};
+	struct ibv_qp_init_attr_ex qa = {
+		.qp_type = IBV_QPT_XRC_RECV, .comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+
+	x->xrcd = ibv_open_xrcd(self->e.ctx, &xa);
+	x->cq = ibv_create_cq(self->e.ctx, 64, NULL, NULL, 0);
+	if (!x->xrcd || !x->cq)
+		return -1;
+	sa.xrcd = x->xrcd;
+	sa.cq = x->cq;
+	x->srq = ibv_create_srq_ex(self->e.ctx, &sa);
+	if (!x->srq || ibv_get_srq_num(x->srq, &x->srqn))
+		return -1;
+	qa.xrcd = x->xrcd;
+	if (send)
+		qa = (struct ibv_qp_init_attr_ex){
+			.qp_type = IBV_QPT_XRC_SEND, .comp_mask = IBV_QP_INIT_ATTR_PD,
+			.pd = self->e.pd, .send_cq = x->cq,
+			.cap = { .max_send_wr = 16, .max_send_sge = 1 },
+		};
+	x->qp = ibv_create_qp_ex(self->e.ctx, &qa);
+	return x->qp ? xrc_wire_connect(self, x->qp, send) : -1;
+}
+
+/* A request of the peer to srnic's XRC target: @r with the XRCETH for @srqn first. */
+static int xrc_send_pkt(FIXTURE_DATA(rcw) *self, struct rcpkt r, uint32_t dqpn,
+			uint32_t srqn)
+{
+	uint32_t be = htonl(srqn);
+
+	memmove(r.ext + 4, r.ext, r.ext_len);
+	memcpy(r.ext, &be, 4);
+	r.ext_len += 4;
+	r.opcode |= OP_XRC;
+	return rc_send_to(self, &r, dqpn);
+}
+
+/* srnic's next answer is @op (XRC's) for @psn, with AETH syndrome @syn (0xff: any ACK). */
+static void expect_xrc_answer(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			      struct answer *a, uint8_t op, uint32_t psn, uint8_t syn)
+{
+	ASSERT_EQ(0, next_answer(self->ans, a, WC_MS)) TH_LOG("no answer for PSN %#x", psn);
+	EXPECT_EQ(op | OP_XRC, a->op);
+	EXPECT_EQ(psn, a->psn);
+	if (syn == 0xff) {
+		EXPECT_EQ(0, a->syn >> 5) TH_LOG("syndrome %#x", a->syn);
+	} else {
+		EXPECT_EQ(syn, a->syn);
+	}
+}
+
+/*
+ * srnic's XRC target across the wire: the peer's XRC SEND lands in the SRQ
+ * its XRCETH names and is acknowledged with XRC's ACKNOWLEDGE; an XRC
+ * WRITE is placed through the SRQ's PD and an XRC READ answered with XRC's
+ * READ RESPONSE; an RC opcode sent to the target is not its service and is
+ * dropped; an XRCETH naming no SRQ of the domain draws an invalid-request
+ * NAK.
+ */
+TEST_F(rcw, xrc_target_on_the_wire)
+{
+	uint32_t psn = W_PSN, va = 64 * 4096;
+	struct xrc_side x = {};
+	struct ibv_sge sge = { (uintptr_t)self->x.buf, 4096, self->x.mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct answer a;
+	struct ibv_wc wc;
+	struct rcpkt r;
+
+	if (!(self->e.dev.device_cap_flags & IBV_DEVICE_XRC))
+		SKIP(return, "no XRC");
+	ASSERT_EQ(0, xrc_side_open(self, &x, 0)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, ibv_post_srq_recv(x.srq, &rwr, &bad));
+	/* RC's SEND ONLY to the target: not its service, dropped. */
+	r = rc_send(psn, 100, 0x70);
+	ASSERT_EQ(0, rc_send_to(self, &r, x.qp->qp_num));
+	r = rc_send(psn, 100, 0x71);
+	ASSERT_EQ(0, xrc_send_pkt(self, r, x.qp->qp_num, x.srqn));
+	expect_xrc_answer(_metadata, self, &a, OP_ACK, psn, 0xff);
+	ASSERT_EQ(1, poll_one(x.cq, &wc, WC_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(7, wc.wr_id);
+	EXPECT_EQ(100, wc.byte_len);
+	EXPECT_EQ(-1, all_eq(self->x.buf, 100, 0x71));
+
+	r = rc_reth(OP_WRITE_ONLY, psn + 1, (uintptr_t)self->x.buf + va, self->x.mr->rkey, 64);
+	r.len = 64;
+	r.fill = 0x72;
+	ASSERT_EQ(0, xrc_send_pkt(self, r, x.qp->qp_num, x.srqn));
+	expect_xrc_answer(_metadata, self, &a, OP_ACK, psn + 1, 0xff);
+	EXPECT_EQ(-1, all_eq(self->x.buf + va, 64, 0x72));
+
+	r = rc_reth(OP_READ_REQ, psn + 2, (uintptr_t)self->x.buf + va, self->x.mr->rkey, 64);
+	ASSERT_EQ(0, xrc_send_pkt(self, r, x.qp->qp_num, x.srqn));
+	expect_xrc_answer(_metadata, self, &a, OP_READ_ONLY, psn + 2, 0xff);
+	EXPECT_EQ(64, a.plen);
+	EXPECT_EQ(-1, all_eq(a.payload, 64, 0x72));
+
+	r = rc_send(psn + 3, 16, 0x73);
+	ASSERT_EQ(0, xrc_send_pkt(self, r, x.qp->qp_num, x.srqn + 1000));
+	expect_xrc_answer(_metadata, self, &a, OP_ACK, psn + 3, SYN_NAK_INV);
+	EXPECT_EQ(0, poll_one(x.cq, &wc, 0));
+	xrc_side_close(&x);
+}
+
+/*
+ * srnic's XRC initiator across the wire: its SEND and READ go as XRC's
+ * opcodes with the XRCETH naming the remote SRQ first (then the RETH);
+ * the peer's XRC ACKNOWLEDGE and READ RESPONSE complete them.
+ */
+TEST_F(rcw, xrc_initiator_on_the_wire)
+{
+	uint32_t psn = W_PSN, mtu = mtu_bytes(self->e.port.active_mtu), srqn;
+	struct xrc_side x = {};
+	struct ibv_sge sge = { (uintptr_t)self->x.buf, 64, self->x.mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct rcpkt r = { .ext_len = 4, .fill = 0x5a };
+	struct answer a;
+	struct ibv_wc wc;
+
+	if (!(self->e.dev.device_cap_flags & IBV_DEVICE_XRC))
+		SKIP(return, "no XRC");
+	ASSERT_EQ(0, xrc_side_open(self, &x, 1)) TH_LOG("%s", strerror(errno));
+	wr.qp_type.xrc.remote_srqn = 0x42;
+	ASSERT_EQ(0, ibv_post_send(x.qp, &wr, &bad));
+	ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS));
+	EXPECT_EQ(OP_XRC | OP_SEND_ONLY, a.op);
+	EXPECT_EQ(psn, a.psn);
+	memcpy(&srqn, a.payload, 4);
+	EXPECT_EQ(0x42, ntohl(srqn) & 0xffffff);
+	EXPECT_EQ(4 + 64, a.plen);
+	r.opcode = OP_XRC | OP_ACK;
+	r.psn = psn;
+	r.ext[0] = SYN_ACK | 0x1f;
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	ASSERT_EQ(1, poll_one(x.cq, &wc, WC_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(1, wc.wr_id);
+
+	sge.addr = (uintptr_t)self->x.buf + 4 * mtu;
+	sge.length = mtu;
+	wr = (struct ibv_send_wr){ .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+				   .wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 } };
+	wr.qp_type.xrc.remote_srqn = 0x43;
+	ASSERT_EQ(0, ibv_post_send(x.qp, &wr, &bad));
+	ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS));
+	EXPECT_EQ(OP_XRC | OP_READ_REQ, a.op);
+	EXPECT_EQ(psn + 1, a.psn);
+	memcpy(&srqn, a.payload, 4);
+	EXPECT_EQ(0x43, ntohl(srqn) & 0xffffff);
+	EXPECT_EQ(4 + 16, a.plen);
+	r = (struct rcpkt){ .opcode = OP_XRC | OP_READ_ONLY, .psn = psn + 1, .ext_len = 4,
+			    .len = mtu, .fill = 0x5b };
+	r.ext[0] = SYN_ACK | 0x1f;
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	ASSERT_EQ(1, poll_one(x.cq, &wc, WC_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(2, wc.wr_id);
+	EXPECT_EQ(-1, all_eq(self->x.buf + 4 * mtu, mtu, 0x5b));
+	xrc_side_close(&x);
 }
 
 /*
