@@ -268,7 +268,7 @@ void srnic_sg_put_u64(const struct srnic_sg *dst, u64 val);
 /* srnic_loop.c: the host-wide device registry of the loopback transport */
 int srnic_registry_add(struct srnic_dev *sdev);
 void srnic_registry_del(struct srnic_dev *sdev);
-int srnic_dev_by_gid(const u8 *gid);
+int srnic_dev_by_gid(const u8 *gid, const struct srnic_dev *from);
 struct srnic_qp *srnic_peer_get(int dev_id, u32 qpn);
 struct srnic_dev *srnic_dev_by_netdev_rcu(const struct net_device *ndev);
 bool srnic_gid_is_ours(struct srnic_dev *sdev, const u8 *gid);

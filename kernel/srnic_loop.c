@@ -28,9 +28,15 @@ void srnic_registry_del(struct srnic_dev *sdev)
 		xa_erase(&srnic_registry, sdev->id);
 }
 
-/* The registry id of the srnic device owning RoCEv2 GID @gid, or -1. */
-int srnic_dev_by_gid(const u8 *gid)
+/*
+ * The registry id of the srnic device owning RoCEv2 GID @gid whose netdev
+ * is in @from's network namespace, or -1.  A device in another namespace
+ * is another host as far as routing goes: the way to it is the wire (a
+ * veth pair between the namespaces), where tc, netem and tcpdump see it.
+ */
+int srnic_dev_by_gid(const u8 *gid, const struct srnic_dev *from)
 {
+	const struct net *net = dev_net(READ_ONCE(from->ndev));
 	const struct ib_gid_attr *attr;
 	struct srnic_dev *sdev;
 	unsigned long id;
@@ -38,6 +44,8 @@ int srnic_dev_by_gid(const u8 *gid)
 
 	xa_lock(&srnic_registry);
 	xa_for_each(&srnic_registry, id, sdev) {
+		if (!net_eq(dev_net(READ_ONCE(sdev->ndev)), net))
+			continue;
 		attr = rdma_find_gid_by_port(&sdev->ibdev, (const union ib_gid *)gid,
 					     IB_GID_TYPE_ROCE_UDP_ENCAP,
 					     SRNIC_PORT, NULL);
@@ -227,7 +235,7 @@ static void srnic_loop_datagram(struct srnic_engine *eng, struct srnic_qp *qp,
 				struct srnic_msg *m, struct srnic_reply *rep)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
-	int dev = srnic_dev_by_gid(m->dgid);
+	int dev = srnic_dev_by_gid(m->dgid, sdev);
 	enum srnic_resp r = SRNIC_RESP_DROP;
 	struct srnic_qp *dst;
 

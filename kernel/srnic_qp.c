@@ -430,7 +430,8 @@ static int srnic_qp_resolve_path(struct srnic_qp *qp)
 		memcpy(qp->sgid, sgid->gid.raw, sizeof(qp->sgid));
 		rdma_put_gid_attr(sgid);
 	}
-	qp->peer_dev = srnic_dev_by_gid(grh->dgid.raw);
+	qp->peer_dev = srnic_dev_by_gid(grh->dgid.raw,
+					 to_sdev(qp->ibqp.device));
 	qp->xport = &srnic_loopback;
 	if (qp->peer_dev >= 0)
 		return 0;

@@ -13,8 +13,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 srnic_setup_main_device || { echo "vm: 0 passed, 1 failed, 0 skipped"; exit 1; }
 
 # SRNIC_SUITES="mr_test hostile_test teardown ..." runs only those parts (default: all); the
-# parts that are not kselftest suites are devices, ksft_runner, tools, cm, kverbs, ulp, pyverbs,
-# install, teardown and rmmod.
+# parts that are not kselftest suites are devices, devices_ns, ksft_runner, tools, cm, kverbs,
+# ulp, pyverbs, install, teardown and rmmod.
 want() { [ -z "${SRNIC_SUITES:-}" ] || [[ " $SRNIC_SUITES " == *" $1 "* ]]; }
 
 # Time limits: the target's settings give each suite 30 minutes; a slower kernel gets more.
@@ -57,6 +57,30 @@ if want devices; then
 	rdma link del srnic3t 2>/dev/null
 	rdma link del srnic3p 2>/dev/null
 	ip link del srthr30 2>/dev/null
+fi
+
+# Two devices whose netdevs are in two network namespaces, the ends of one veth pair: another
+# host as far as routing goes, so every pair of traffic_test crosses the veth as RoCEv2 (the wire
+# transport under the whole traffic suite, on one machine).
+if want devices_ns; then
+	if ip netns add srnicns4 && ip link add srthr40 type veth peer name srthr41 netns srnicns4 &&
+	   ip link set srthr40 up && ip netns exec srnicns4 ip link set srthr41 up &&
+	   rdma link add srnic4t type srnic netdev srthr40 &&
+	   ip netns exec srnicns4 rdma link add srnic4p type srnic netdev srthr41 &&
+	   wait_gid srnic4t && wait_gid srnic4p &&
+	   ip netns exec srnicns4 sh -c 'for i in $(seq 1 500); do
+		ip -6 addr show dev srthr41 scope link -tentative | grep -q inet6 && exit 0
+		sleep 0.01; done; exit 1'; then
+		SRNIC_DEV=srnic4t SRNIC_NETDEV=srthr40 SRNIC_PEER_DEV=srnic4p \
+			run_ksft_always traffic_test
+	else
+		echo "not ok - two devices on a veth pair between network namespaces"
+		FAILED=$((FAILED + 1))
+	fi
+	rdma link del srnic4t 2>/dev/null
+	rdma link del srnic4p 2>/dev/null
+	ip link del srthr40 2>/dev/null
+	ip netns del srnicns4 2>/dev/null
 fi
 
 # The installed runner as a user of the kernel's selftests runs it: no SRNIC_DEV (the suite makes
