@@ -330,13 +330,13 @@ static void srnic_retry_later(struct srnic_qp *qp, bool rnr, u8 left,
 }
 
 /*
- * What the answer @rep to the piece @m of @qp's send WQE means: 1 when the
- * next piece goes next, -EAGAIN when this piece goes again at qp->rnr_until
- * (an RNR NAK, or no answer within the transport timer), 0 when the WQE is
+ * srnic_comp_answer() but for the last piece acknowledged: 1 when the next
+ * piece goes next, -EAGAIN when this piece goes again at qp->rnr_until (an
+ * RNR NAK, or no answer within the transport timer), 0 when the WQE is
  * done, with its status in *@status.  The retry policy lives here alone.
  */
-int srnic_comp_answer(struct srnic_qp *qp, const struct srnic_msg *m,
-		      const struct srnic_reply *rep, enum ib_wc_status *status)
+int srnic_comp_retry(struct srnic_qp *qp, const struct srnic_msg *m,
+		     const struct srnic_reply *rep, enum ib_wc_status *status)
 {
 	enum srnic_resp r = rep->r;
 

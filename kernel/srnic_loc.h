@@ -154,11 +154,6 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 /* srnic_resp.c */
 u32 srnic_resp_rnr_usec(const struct srnic_qp *dst);
 u32 srnic_rnr_code_usec(u8 code);
-bool srnic_resp_accepts(const struct srnic_qp *dst, enum ib_qp_type type,
-			const struct srnic_msg *m);
-void srnic_resp_nak(struct srnic_qp *dst, enum srnic_resp r);
-void srnic_resp_account(struct srnic_qp *dst, const struct srnic_msg *m,
-			enum srnic_resp r);
 int srnic_resp_xrc_srq(struct srnic_qp *dst, u32 srqn, struct srnic_msg *m);
 int srnic_ring_take(const struct srnic_wq *wq, u32 *cons, const u32 *prod_p,
 		    u32 *cons_p, void *rwqe);
@@ -189,8 +184,75 @@ void srnic_send_complete(struct srnic_qp *qp, const struct srnic_wqe_ctrl *ctrl,
 			 enum ib_wc_status status, u32 byte_len);
 int srnic_qp_flush(struct srnic_qp *qp);
 struct srnic_reply;
-int srnic_comp_answer(struct srnic_qp *qp, const struct srnic_msg *m,
-		      const struct srnic_reply *rep, enum ib_wc_status *status);
+int srnic_comp_retry(struct srnic_qp *qp, const struct srnic_msg *m,
+		     const struct srnic_reply *rep, enum ib_wc_status *status);
+
+/*
+ * The responder's checks and accounting that every message passes, inline:
+ * under TCG a call and its return cost about as much as what they do.
+ */
+/*
+ * Is @m from the QP @dst is connected to: of the matching type, and the
+ * path of @dst names the requester's QPN, its device and its source GID?
+ * A QPN alone is not enough: a QP elsewhere with the same number would be
+ * taken for the peer (IB spec 9.6.1.5: a packet from another source is not
+ * the connection's).  @type is the requester's QP type.
+ */
+static inline bool srnic_resp_accepts(const struct srnic_qp *dst,
+				      enum ib_qp_type type,
+				      const struct srnic_msg *m)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(&dst->attr.ah_attr);
+
+	return dst->ibqp.qp_type == (type == IB_QPT_XRC_INI ?
+				     IB_QPT_XRC_TGT : type) &&
+	       READ_ONCE(dst->attr.dest_qp_num) == m->src_qpn &&
+	       READ_ONCE(dst->peer_dev) == m->src_dev &&
+	       !memcmp(grh->dgid.raw, m->sgid, 16);
+}
+
+/*
+ * The responder's side of an RC/XRC answer: an access or invalid-request
+ * NAK moves its own QP to error (UC answers nothing, and stays).
+ */
+static inline void srnic_resp_nak(struct srnic_qp *dst, enum srnic_resp r)
+{
+	if ((r == SRNIC_RESP_NAK_ACCESS || r == SRNIC_RESP_NAK_INV) &&
+	    dst->ibqp.qp_type != IB_QPT_UC)
+		srnic_qp_set_error(dst);
+}
+
+/* Counts what @dst's device received and answered (@m's piece, @r). */
+static inline void srnic_resp_account(struct srnic_qp *dst,
+				      const struct srnic_msg *m,
+				      enum srnic_resp r)
+{
+	struct srnic_dev *ddev = to_sdev(dst->ibqp.device);
+
+	switch (r) {
+	case SRNIC_RESP_OK:
+		srnic_count_n(ddev, SRNIC_PC_RX_BYTES, m->plen);
+		srnic_qp_count_resp(dst, SRNIC_QC_RX_BYTES, m->plen);
+		if (m->whole || m->off + m->plen >= m->len) {
+			srnic_count(ddev, SRNIC_PC_RX_MSGS);
+			srnic_qp_count_resp(dst, SRNIC_QC_RX_MSGS, 1);
+		}
+		break;
+	case SRNIC_RESP_RNR:
+		srnic_count(ddev, SRNIC_PC_RNR_NAKS_SENT);
+		srnic_qp_count_resp(dst, SRNIC_QC_RNR_NAKS_SENT, 1);
+		break;
+	case SRNIC_RESP_NAK_INV:
+	case SRNIC_RESP_NAK_ACCESS:
+	case SRNIC_RESP_NAK_OP:
+		srnic_count(ddev, SRNIC_PC_NAKS_SENT);
+		srnic_qp_count_resp(dst, SRNIC_QC_NAKS_SENT, 1);
+		break;
+	default:
+		break;
+	}
+}
+
 
 /* srnic_sg.c; the helpers every WQE runs are inline (see srnic_mr.h) */
 static inline void srnic_sg_release(struct srnic_sg *sg)

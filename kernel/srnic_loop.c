@@ -301,8 +301,10 @@ void srnic_loop_request(struct srnic_engine *eng, struct srnic_qp *qp,
 		 srnic_resp_xrc_srq(dst, m->xrc_srqn, m))
 		r = SRNIC_RESP_NAK_INV;	/* no such XRC SRQ there */
 	else
-		r = srnic_fault_duplicate(eng, qp, dst, m,
-					  srnic_resp_execute(eng, dst, m, rep));
+		r = srnic_resp_execute(eng, dst, m, rep);
+	/* Faults are rare: not even a call for them per message. */
+	if (unlikely(READ_ONCE(sdev->faults.armed)))
+		r = srnic_fault_duplicate(eng, qp, dst, m, r);
 	if (r == SRNIC_RESP_FAULT)
 		r = srnic_loop_fault(eng, qp, dst, m);
 	srnic_resp_account(dst, m, r);

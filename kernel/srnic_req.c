@@ -508,7 +508,9 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 	}
 	if (rep.r == SRNIC_RESP_OK)
 		srnic_req_take_answer(eng, &m, &rep);
-	INDIRECT_CALL_1(qp->xport->reply_done, srnic_loop_reply_done, eng, &rep);
+	if (rep.data)
+		INDIRECT_CALL_1(qp->xport->reply_done, srnic_loop_reply_done,
+				eng, &rep);
 	/* UD is unacknowledged: whatever became of the datagram, it went. */
 	if (srnic_qpt_ud(type))
 		goto complete;

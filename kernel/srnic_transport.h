@@ -23,14 +23,15 @@
  * Contract of request(): called with the requester QP's lock held, inside
  * srnic_engine_srcu, for one QP's batch; never sleeps in reclaim (allocations
  * use SRNIC_ENGINE_GFP); fills every field of @rep it answers with.  What
- * @rep holds (READ data) stays valid until reply_done().  batch_end() ends
+ * @rep holds (READ data, rep->data) stays valid until reply_done(), which
+ * is called only for an answer with data.  batch_end() ends
  * the batch: what the transport kept for it (a peer found once) is dropped.
  * ahead_pos() and ahead() are called as request() is.
  */
 #ifndef SRNIC_TRANSPORT_H
 #define SRNIC_TRANSPORT_H
 
-#include "srnic.h"
+#include "srnic_loc.h"
 
 struct srnic_reply {
 	enum srnic_resp r;		/* OK is the ACK */
@@ -72,9 +73,67 @@ void srnic_loop_reply_done(struct srnic_engine *eng, struct srnic_reply *rep);
 /* srnic_net.c: RoCEv2 packets through the device's netdev. */
 extern const struct srnic_transport srnic_wire;
 
-/* The responder's execution of a connected message's piece (srnic_resp.c). */
-enum srnic_resp srnic_resp_execute(struct srnic_engine *eng,
-				   struct srnic_qp *dst, struct srnic_msg *m,
-				   struct srnic_reply *rep);
+/*
+ * The responder @dst executes the piece @m of a connected QP's message,
+ * whichever transport carried it; READ data and an atomic's value go into
+ * @rep.  Inline: every message of every transport comes through here.
+ */
+static inline enum srnic_resp srnic_resp_execute(struct srnic_engine *eng,
+						 struct srnic_qp *dst,
+						 struct srnic_msg *m,
+						 struct srnic_reply *rep)
+{
+	enum srnic_resp r;
+
+	switch (m->opcode) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+	case IB_UVERBS_WR_SEND_WITH_INV:
+		return srnic_resp_recv(eng, dst, m, true);
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		/*
+		 * The immediate needs a receive WQE with the last piece:
+		 * without one, RNR before that piece's data is placed.
+		 * (Should a racing SRQ consumer take it meanwhile, the retry
+		 * rewrites the same data.)
+		 */
+		if (srnic_msg_last(m) && !srnic_recv_available(dst, m))
+			return SRNIC_RESP_RNR;
+		r = srnic_resp_write(eng, dst, m);
+		if (r == SRNIC_RESP_OK && srnic_msg_last(m))
+			r = srnic_resp_recv(eng, dst, m, false);
+		return r;
+	case IB_UVERBS_WR_RDMA_WRITE:
+		return srnic_resp_write(eng, dst, m);
+	case IB_UVERBS_WR_RDMA_READ:
+		r = srnic_resp_read(eng, dst, m);
+		if (r == SRNIC_RESP_OK)
+			rep->data = &eng->remote;
+		return r;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+	case SRNIC_WR_ATOMIC_WRITE:
+		return srnic_resp_atomic(eng, dst, m, &rep->orig);
+	}
+	return SRNIC_RESP_NAK_INV;
+}
+
+/*
+ * What the answer @rep to the piece @m of @qp's send WQE means
+ * (srnic_comp.c): 1 when the next piece goes next, -EAGAIN when this piece
+ * goes again at qp->rnr_until, 0 when the WQE is done, with its status in
+ * *@status.  The usual answer, the last piece acknowledged, inline; the
+ * retry policy in srnic_comp_retry().
+ */
+static inline int srnic_comp_answer(struct srnic_qp *qp,
+				    const struct srnic_msg *m,
+				    const struct srnic_reply *rep,
+				    enum ib_wc_status *status)
+{
+	*status = IB_WC_SUCCESS;
+	if (likely(rep->r == SRNIC_RESP_OK && srnic_msg_last(m)))
+		return 0;
+	return srnic_comp_retry(qp, m, rep, status);
+}
 
 #endif /* SRNIC_TRANSPORT_H */
