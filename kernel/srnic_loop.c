@@ -141,7 +141,7 @@ static struct srnic_qp *srnic_loop_peer(struct srnic_engine *eng,
 	return eng->peer;
 }
 
-static void srnic_loop_batch_end(struct srnic_engine *eng)
+void srnic_loop_batch_end(struct srnic_engine *eng)
 {
 	if (eng->peer_held)
 		srnic_qp_put(eng->peer_held);

@@ -632,7 +632,7 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 			break;
 		}
 	}
-	qp->xport->batch_end(eng);
+	INDIRECT_CALL_1(qp->xport->batch_end, srnic_loop_batch_end, eng);
 out:
 	mutex_unlock(&qp->lock);
 	return done;

@@ -66,10 +66,11 @@ struct srnic_transport {
 
 /* srnic_loop.c: the internal loopback, to srnic QPs of this host. */
 extern const struct srnic_transport srnic_loopback;
-/* Its request() and reply_done(), called directly on the per-message path. */
+/* Its request(), reply_done() and batch_end(), called directly (no retpoline). */
 void srnic_loop_request(struct srnic_engine *eng, struct srnic_qp *qp,
 			struct srnic_msg *m, struct srnic_reply *rep);
 void srnic_loop_reply_done(struct srnic_engine *eng, struct srnic_reply *rep);
+void srnic_loop_batch_end(struct srnic_engine *eng);
 /* srnic_net.c: RoCEv2 packets through the device's netdev. */
 extern const struct srnic_transport srnic_wire;
 
