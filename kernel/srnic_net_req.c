@@ -381,12 +381,18 @@ static void srnic_req_send_from(struct srnic_qp *qp, const struct srnic_msg *m,
 {
 	struct srnic_wire_qp *w = &qp->w;
 	struct srnic_txp t = {};
-	u32 stop = from;
+	u32 stop = from, rd_next, rd_bytes;
 	bool ok;
 
 	srnic_net_txp_path(qp, &t);
-	if (m->opcode == IB_UVERBS_WR_RDMA_READ)
-		ok = srnic_req_send_read(qp, m, &t, w->rd_next, w->rd_bytes);
+	if (m->opcode == IB_UVERBS_WR_RDMA_READ) {
+		/* One view of where the READ is: a response may land meanwhile. */
+		spin_lock(&w->lock);
+		rd_next = w->rd_next;
+		rd_bytes = w->rd_bytes;
+		spin_unlock(&w->lock);
+		ok = srnic_req_send_read(qp, m, &t, rd_next, rd_bytes);
+	}
 	else if (srnic_opcode_is_atomic(m->opcode))
 		ok = srnic_req_send_atomic(qp, m, &t, w->out_first);
 	else
@@ -610,7 +616,11 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	w->out_op = p->op;
 	w->sent_from = p->first;
 	w->resume_psn = p->first;
-	w->got = srnic_psn_diff(w->una, p->first) > 0 ? w->una : p->first;
+	/* A READ or atomic got as far as its responses, whatever ACKs say. */
+	if (srnic_req_acked_by_response(p->op))
+		w->got = p->rd_next;
+	else
+		w->got = srnic_psn_diff(w->una, p->first) > 0 ? w->una : p->first;
 	w->backoff = 0;
 	w->out_until = p->sent + srnic_req_timeout(qp, 0);
 	w->expired = false;

@@ -1347,7 +1347,7 @@ TEST_F(rcw, atomics_and_reads_in_flight)
 
 /*
  * Responses that do not fit the piece ahead they name are dropped: a READ
- * response for a WRITE's PSN, one longer than its READ, an atomic
+ * response for a WRITE's PSN, one longer than its READ (half an MTU), an atomic
  * acknowledge for a READ.  Nothing completes on them and nothing of
  * theirs lands; the READ's own response then completes the WRITE before
  * it and the READ, with its data.
@@ -1361,23 +1361,22 @@ TEST_F(rcw, wrong_responses_ahead_dropped)
 	ep_destroy(&self->x);
 	rc_connect(_metadata, self, 20);
 	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 0, 0, 64));
-	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 2 * mtu, mtu));
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 2 * mtu, mtu / 2));
 	expect_requests(_metadata, self, ops, 2, psn);
 	peer_read_only(_metadata, self, psn, mtu, 0x66);
-	peer_read_only(_metadata, self, psn + 1, 2 * mtu, 0x67);
+	peer_read_only(_metadata, self, psn + 1, mtu, 0x67);
 	peer_atomic_ack(_metadata, self, psn + 1, 5);
 	expect_no_answer(_metadata, self);
 	EXPECT_EQ(0, poll_one(self->x.cq, &wc, 0));
-	peer_read_only(_metadata, self, psn + 1, mtu, 0x3c);
+	peer_read_only(_metadata, self, psn + 1, mtu / 2, 0x3c);
 	expect_done(_metadata, self, 0, 2);
-	EXPECT_EQ(-1, all_eq(self->x.buf + 2 * mtu, mtu, 0x3c));
-	EXPECT_EQ(-1, all_eq(self->x.buf + 3 * mtu, mtu, 0));
+	EXPECT_EQ(-1, all_eq(self->x.buf + 2 * mtu, mtu / 2, 0x3c));
 }
 
 /*
- * A connection keeps its route between packets, and follows a change of
- * it: while a blackhole route holds the peer's address, what srnic sends
- * does not arrive; once it is gone, the WRITE goes again on its timer.
+ * A connection's route, kept between packets, follows a change of the
+ * routes: while a blackhole route holds the peer's address, what srnic
+ * sends does not arrive; once it is gone, the WRITE goes again on its timer.
  */
 TEST_F(rcw, route_changes_followed)
 {
@@ -1603,7 +1602,7 @@ TEST_F(rcw, xrc_initiator_on_the_wire)
 	r.opcode = OP_XRC | OP_ACK;
 	r.psn = psn;
 	r.ext[0] = SYN_ACK | 0x1f;
-	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	ASSERT_EQ(0, rc_send_to(self, &r, x.qp->qp_num));
 	ASSERT_EQ(1, poll_one(x.cq, &wc, WC_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(1, wc.wr_id);
@@ -1624,7 +1623,7 @@ TEST_F(rcw, xrc_initiator_on_the_wire)
 	r = (struct rcpkt){ .opcode = OP_XRC | OP_READ_ONLY, .psn = psn + 1, .ext_len = 4,
 			    .len = mtu, .fill = 0x5b };
 	r.ext[0] = SYN_ACK | 0x1f;
-	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	ASSERT_EQ(0, rc_send_to(self, &r, x.qp->qp_num));
 	ASSERT_EQ(1, poll_one(x.cq, &wc, WC_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(2, wc.wr_id);
