@@ -61,12 +61,17 @@ figures() {
 	run "$p.write_lat" ib_write_lat -s 8 -n 1000 &&
 		put "$p.write_lat_typ" "$(col 5 "$p.write_lat")" &&
 		put "$p.write_lat_99" "$(col 8 "$p.write_lat")"
+	run "$p.send_lat" ib_send_lat -s 8 -n 1000 &&
+		put "$p.send_lat_typ" "$(col 5 "$p.send_lat")" &&
+		put "$p.send_lat_99" "$(col 8 "$p.send_lat")"
 	run "$p.read_lat" ib_read_lat -s 8 -n 1000 &&
 		put "$p.read_lat_typ" "$(col 5 "$p.read_lat")" &&
 		put "$p.read_lat_99" "$(col 8 "$p.read_lat")"
 }
 
 wire_up || { echo "bench: the wire did not come up" >&2; exit 1; }
+# The link's MTU, which the devices' path MTU follows (less the RoCEv2 headers).
+put link_mtu "$(cat "/sys/class/net/$WIRE_IF/mtu")"
 # The link itself: TCP for 5 s, a sending, in MB/s (2^20 B) as the receiver counted.
 iperf=(-s -1)
 [ "$role" = client ] && iperf=(-f M -t 5 -c)
@@ -75,6 +80,8 @@ if wire_side "$role" 5201 iperf3 "${iperf[@]}" >"$LOGS/iperf3.$role" 2>&1; then
 			      END { print v }' "$LOGS/iperf3.$role")"
 fi
 modprobe rdma_rxe && wire_use rxe || { echo "bench: rxe0 on $WIRE_IF" >&2; exit 1; }
+# ... and the path MTU the devices use on it (the port's active MTU, bytes of payload a packet).
+put path_mtu "$(ibv_devinfo -d "$dev" | awk '/active_mtu/ {print $2; exit}')"
 figures rxe_rxe
 wire_sync srnic-rxe
 [ "$WIRE_ROLE" = a ] && { wire_use srnic || echo "bench: srnic0 on $WIRE_IF" >&2; }

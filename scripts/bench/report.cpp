@@ -60,6 +60,8 @@ const std::vector<Figure> kWireFigures = {
 	{"msg_rate_8b", "ib_write_bw -s 8 -l 16 -Q 16", "Mpps", false, "", 1, false},
 	{"write_lat_typ", "ib_write_lat -s 8 typical", "us", true, "", 1, false},
 	{"write_lat_99", "ib_write_lat -s 8 99%", "us", true, "", 1, false},
+	{"send_lat_typ", "ib_send_lat -s 8 typical", "us", true, "", 1, false},
+	{"send_lat_99", "ib_send_lat -s 8 99%", "us", true, "", 1, false},
 	{"read_lat_typ", "ib_read_lat -s 8 typical", "us", true, "", 1, false},
 	{"read_lat_99", "ib_read_lat -s 8 99%", "us", true, "", 1, false},
 };
@@ -227,8 +229,9 @@ std::string ab_table(const std::vector<std::string> &order) {
 std::string wire_table() {
 	std::ostringstream t;
 	bool any = false;
-	t << "\nAcross the wire (two guests, a the requester; iperf3 TCP "
-	  << fmt(get("wire.tcp_iperf3")) << " MB/s)\n\n"
+	t << "\nAcross the wire (two guests, a the requester; link MTU "
+	  << fmt(get("wire.link_mtu")) << " B, path MTU " << fmt(get("wire.path_mtu"))
+	  << " B; iperf3 TCP " << fmt(get("wire.tcp_iperf3")) << " MB/s)\n\n"
 	  << "| figure | unit | rxe-rxe | srnic-rxe | srnic-srnic | srnic-srnic/rxe-rxe |\n"
 	  << "|---|---|---:|---:|---:|---:|\n";
 	for (const Figure &f : kWireFigures) {
