@@ -622,7 +622,14 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	else
 		w->got = srnic_psn_diff(w->una, p->first) > 0 ? w->una : p->first;
 	w->backoff = 0;
-	w->out_until = p->sent + srnic_req_timeout(qp, 0);
+	/*
+	 * A READ's or atomic's timer runs from when it reaches the head: the
+	 * responder answers them in order, each READ's responses after the
+	 * one before, so one sent ahead may wait its turn there for longer
+	 * than a timeout (four 64 KiB READs through a 16-packet queue did).
+	 */
+	w->out_until = (srnic_req_acked_by_response(p->op) ? jiffies : p->sent) +
+		       srnic_req_timeout(qp, 0);
 	w->expired = false;
 	w->answered = p->answered;
 	w->ans = p->ans;
