@@ -339,6 +339,7 @@ enum srnic_fault_kind {
 	SRNIC_FAULT_DELAY,		/* a request leaves delay_us late */
 	SRNIC_FAULT_DUPLICATE,		/* a request arrives twice */
 	SRNIC_FAULT_CORRUPT,		/* a request fails the ICRC check */
+	SRNIC_FAULT_ODP_BUSY,		/* an ODP fault finds its range changing */
 	SRNIC_FAULT_NUM
 };
 
@@ -407,6 +408,7 @@ struct srnic_dev {
 		atomic64_t invalidations, pages_invalidated;
 		atomic64_t prefetches, pages_prefetched;
 		atomic64_t children;	/* implicit MRs' chunks, now */
+		atomic64_t busy_retries; /* faults gone again (-EBUSY) */
 	} odp_stats;
 
 	/* Queue numbers: QPN 0 and 1 are reserved by the IB spec. */

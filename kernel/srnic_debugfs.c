@@ -227,14 +227,15 @@ static int srnic_odp_show(struct seq_file *s, void *unused)
 	seq_printf(s, "page_faults %lld\npages_faulted %lld\n"
 		   "invalidations %lld\npages_invalidated %lld\n"
 		   "prefetches %lld\npages_prefetched %lld\n"
-		   "implicit_children %lld\n",
+		   "implicit_children %lld\nbusy_retries %lld\n",
 		   atomic64_read(&st->page_faults),
 		   atomic64_read(&st->pages_faulted),
 		   atomic64_read(&st->invalidations),
 		   atomic64_read(&st->pages_invalidated),
 		   atomic64_read(&st->prefetches),
 		   atomic64_read(&st->pages_prefetched),
-		   atomic64_read(&st->children));
+		   atomic64_read(&st->children),
+		   atomic64_read(&st->busy_retries));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(srnic_odp);

@@ -295,7 +295,11 @@ static int srnic_odp_map(struct srnic_mr *mr, u64 iova, u64 len, bool write,
 			break;
 		}
 		n = min_t(u64, end, ib_umem_end(umem)) - va;
-		ret = ib_umem_odp_map_dma_and_lock(umem, va, n, mask, fault);
+		if (srnic_should_fail(odp->sdev, SRNIC_FAULT_ODP_BUSY, 0))
+			ret = -EBUSY;
+		else
+			ret = ib_umem_odp_map_dma_and_lock(umem, va, n, mask,
+							   fault);
 		if (ret < 0) {
 			if (made)
 				srnic_odp_drop_child(odp, umem);
@@ -313,19 +317,29 @@ static int srnic_odp_map(struct srnic_mr *mr, u64 iova, u64 len, bool write,
 	return ret < 0 ? ret : pages;
 }
 
+/*
+ * The core gives a fault a second while its range keeps changing (-EBUSY);
+ * under a storm of invalidations, or with the CPU stalled (a guest whose
+ * host is busy), the second can pass with every page still there.  That is
+ * no reason to fail the WQE: the fault goes again, a few times.
+ */
+#define SRNIC_ODP_BUSY_TRIES	8
+
 /* A page fault of the engine (or a prefetch), resolved in process context. */
 int srnic_odp_fault(struct srnic_mr *mr, u64 iova, u64 len, bool write,
 		    bool prefetch)
 {
 	struct srnic_odp_stats *st = &mr->odp->sdev->odp_stats;
-	int ret;
+	int ret, tries = 0;
 
 	if (srnic_mr_check(mr, mr->pd, 0, iova, len))
 		return -EFAULT;
 	if (srnic_should_fail(mr->odp->sdev, SRNIC_FAULT_ODP, 0))
 		ret = -EFAULT;
 	else
-		ret = srnic_odp_map(mr, iova, len, write, true);
+		while ((ret = srnic_odp_map(mr, iova, len, write, true)) ==
+			       -EBUSY && ++tries < SRNIC_ODP_BUSY_TRIES)
+			atomic64_inc(&st->busy_retries);
 	trace_srnic_odp_fault(mr, iova, len, prefetch, ret);
 	if (ret < 0)
 		return ret;

@@ -154,6 +154,14 @@ static inline void raw_qp_reap(struct raw_qp *g, int *cqes, int *errors)
 	}
 }
 
+/* The status of the CQE raw_qp_reap() counted last. */
+static inline unsigned int raw_qp_last_status(const struct raw_qp *g)
+{
+	const struct srnic_cqe *ring = g->cq_ring;
+
+	return ring[(g->cq_cons - 1) & ((1u << RAW_QP_LOG_CQ) - 1)].status;
+}
+
 /* 1 once the CQ ring holds an error CQE or the QP is in ERR, 0 at @ms. */
 static inline int raw_qp_wait(struct raw_qp *g, int ms, int *errors, int *cqes)
 {
