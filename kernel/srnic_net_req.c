@@ -591,6 +591,28 @@ static void srnic_req_answer(struct srnic_engine *eng, struct srnic_qp *qp,
 	spin_unlock(&w->lock);
 }
 
+/* Records answer @r for the outstanding piece and wakes its QP. */
+static void srnic_req_answered(struct srnic_qp *qp, enum srnic_resp r)
+{
+	qp->w.ans = r;
+	WRITE_ONCE(qp->w.answered, true);
+}
+
+/*
+ * The head is a READ or atomic, and an answer just said that a later
+ * request came: the responder answers in order, so the head's response went
+ * before that answer and was lost (the spec's implied NAK).  It goes
+ * again now, from what of it arrived, rather than at its timer.  Only when
+ * the answer is news (it moved w->una past the head): a late or repeated
+ * one after the head went again names nothing lost.
+ */
+static void srnic_req_implied_nak(struct srnic_qp *qp)
+{
+	qp->w.nak_psn = qp->w.out_first;
+	srnic_count(to_sdev(qp->ibqp.device), SRNIC_PC_IMPLIED_NAKS);
+	srnic_req_answered(qp, SRNIC_RESP_DROP);
+}
+
 /*
  * The head's WQE is done, and @m is the next piece: the first one sent
  * ahead becomes the head, with what is known of it (received, or a NAK
@@ -639,13 +661,14 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	w->rd_next = p->rd_next;
 	w->rd_bytes = p->rd_bytes;
 	w->orig = p->orig;
-	/* An ACK past a READ or atomic does not bring its response. */
-	if (!w->answered && !srnic_req_acked_by_response(p->op) &&
-	    srnic_psn_diff(w->una, p->last) > 0) {
-		w->answered = true;
-		w->ans = SRNIC_RESP_OK;
-	}
 	w->out = true;
+	/* Known received: a WRITE or SEND is done; a READ's response lost. */
+	if (!w->answered && srnic_psn_diff(w->una, p->last) > 0) {
+		if (srnic_req_acked_by_response(p->op))
+			srnic_req_implied_nak(qp);
+		else
+			srnic_req_answered(qp, SRNIC_RESP_OK);
+	}
 	w->ahead_head = (w->ahead_head + 1) % SRNIC_WIRE_WINDOW;
 	w->ahead_n--;
 	w->ahead_bytes -= p->len;
@@ -776,13 +799,6 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 }
 
 /* ---- answers from the wire ---- */
-
-/* Records answer @r for the outstanding piece and wakes its QP. */
-static void srnic_req_answered(struct srnic_qp *qp, enum srnic_resp r)
-{
-	qp->w.ans = r;
-	WRITE_ONCE(qp->w.answered, true);
-}
 
 static enum srnic_resp srnic_req_nak(u8 code)
 {
@@ -917,6 +933,7 @@ static void srnic_req_rx_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
 	struct srnic_wire_qp *w = &qp->w;
 	u8 value = syn & SRNIC_AETH_VALUE;
 	struct srnic_wire_piece *pc;
+	u32 una = w->una;
 	int i;
 
 	if (srnic_psn_diff(p->psn, w->psn_top) >= 0)
@@ -945,9 +962,12 @@ static void srnic_req_rx_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
 		}
 		srnic_req_acked(w, (p->psn - 1) & SRNIC_PSN_MASK);
 	}
-	if (w->out && !w->answered && !srnic_req_acked_by_response(w->out_op) &&
-	    srnic_psn_diff(w->una, w->out_last) > 0)
+	if (!w->out || w->answered || srnic_psn_diff(w->una, w->out_last) <= 0)
+		return;
+	if (!srnic_req_acked_by_response(w->out_op))
 		srnic_req_answered(qp, SRNIC_RESP_OK);
+	else if (srnic_psn_diff(una, w->out_last) <= 0)
+		srnic_req_implied_nak(qp);
 }
 
 /*
@@ -979,8 +999,7 @@ void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p)
 	 * cumulative.  Not for a READ or atomic, which wants its response.
 	 */
 	if (d > n) {
-		if (!srnic_req_acked_by_response(w->out_op))
-			srnic_req_rx_ahead(qp, p);
+		srnic_req_rx_ahead(qp, p);
 		goto out;
 	}
 	if (p->flags & SRNIC_OPF_READ)

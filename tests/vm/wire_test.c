@@ -1663,6 +1663,38 @@ TEST_F(rcw, fenced_send_waits_for_read)
 	expect_done(_metadata, self, 2, 2);
 }
 
+/*
+ * An implied NAK: an ACK for the WRITE sent after a READ says that the
+ * responder answered the READ before it (it answers in order), so the
+ * READ's response was lost.  The READ goes again at once, not at its
+ * timer (minutes here), and the WRITE after it (go-back-N); the same ACK
+ * again, once they went, names nothing new and sends nothing.  The READ's
+ * response then completes both, its data in place.
+ */
+TEST_F(rcw, lost_read_response_implied_nak)
+{
+	const uint8_t ops[] = { OP_READ_REQ, OP_WRITE_ONLY };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+	long long implied = counter("implied_nak_seq_err");
+	struct ibv_wc wc;
+
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 26);
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 4 * mtu, mtu));
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 2, 0, 64));
+	expect_requests(_metadata, self, ops, 2, psn);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 1, 0);
+	expect_requests(_metadata, self, ops, 2, psn);
+	EXPECT_EQ(implied + 1, counter("implied_nak_seq_err"));
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 1, 0);
+	expect_no_answer(_metadata, self);
+	EXPECT_EQ(0, poll_one(self->x.cq, &wc, 0));
+	peer_read_only(_metadata, self, psn, mtu, 0x3c);
+	expect_done(_metadata, self, 1, 2);
+	EXPECT_EQ(-1, all_eq(self->x.buf + 4 * mtu, mtu, 0x3c));
+	EXPECT_EQ(implied + 1, counter("implied_nak_seq_err"));
+}
+
 /* ---- multicast (fixture wire) ---- */
 
 #define W_GROUP "239.77.0.5"
