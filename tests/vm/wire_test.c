@@ -1695,6 +1695,165 @@ TEST_F(rcw, lost_read_response_implied_nak)
 	EXPECT_EQ(implied + 1, counter("implied_nak_seq_err"));
 }
 
+/*
+ * srnic as the requester under seeded random answers: WRITEs, SENDs, READs
+ * of several packets and atomics in flight (max_rd_atomic 4), and the
+ * peer answering with ACKs, NAKs and RNR NAKs of any code, READ responses
+ * of any place in a message, lengths past the READ's, atomic ACKs, at PSNs
+ * around those srnic sent.  Whatever it makes of them: READ data and
+ * atomic values land only in their own WQE's buffer (the rest keeps its
+ * canary), every WQE completes once the answers stop (by its answer, or
+ * retries exhausted and the rest flushed), and a new QP works.
+ */
+#define RA_READ_AT (1u * MiB)		/* READ k's buffer: RA_READ_AT + k * 16 KiB */
+#define RA_ATOMIC_AT (2u * MiB)		/* atomic k's 8 bytes: RA_ATOMIC_AT + k * 64 */
+#define RA_CANARY 0xa5
+#define RA_WR 1000			/* the sends' first wr_id */
+
+static void ra_post(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+		    uint64_t wr_id, unsigned int r, uint32_t mtu)
+{
+	unsigned int k = wr_id % 4;
+
+	switch (r % 4) {
+	case 0:
+		ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, wr_id,
+				       RA_READ_AT + k * 16384, (k + 1) * mtu - 7));
+		break;
+	case 1:
+		ASSERT_EQ(0, post_atomic(&self->x, r % 8 == 1 ? IBV_WR_ATOMIC_FETCH_AND_ADD :
+						IBV_WR_ATOMIC_CMP_AND_SWP,
+					 wr_id, RA_ATOMIC_AT + k * 64, 1, 2));
+		break;
+	case 2:
+		ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, wr_id, 0, 1 + r % (3 * mtu)));
+		break;
+	default: {
+		struct ibv_send_wr wr, *bad;
+		struct ibv_sge sge;
+
+		wr_init(&wr, &sge, &self->x, IBV_WR_SEND, wr_id, 0, 1 + r % (2 * mtu),
+			IBV_SEND_SIGNALED, NULL, 0, 0);
+		ASSERT_EQ(0, ibv_post_send(self->x.qp, &wr, &bad));
+	}
+	}
+}
+
+/* One random answer about PSN @near (one srnic sent lately). */
+static void ra_answer(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+		      uint32_t near, uint32_t mtu)
+{
+	static const uint8_t ops[] = { OP_ACK, OP_ACK, OP_READ_FIRST, OP_READ_MIDDLE,
+				       OP_READ_LAST, OP_READ_ONLY, OP_ATOMIC_ACK };
+	/* Mostly ACKs, RNR and sequence NAKs: an error NAK ends the connection. */
+	static const uint8_t syns[] = { SYN_ACK | 0x1f, SYN_ACK, SYN_ACK | 3, 0x20, 0x3f,
+					SYN_NAK_SEQ, SYN_NAK_SEQ, SYN_ACK | 0x1f, 0x9f,
+					SYN_ACK | 0x1f, SYN_ACK | 7, SYN_NAK_SEQ, 0x21,
+					SYN_ACK | 0x1f, SYN_ACK | 0x1f, SYN_NAK_INV,
+					SYN_NAK_ACCESS, 0x63, 0x64 };
+	unsigned int r = rand();
+	struct rcpkt a = { .opcode = ops[r % sizeof(ops)], .fill = r >> 8,
+			   .psn = (near - 2 + (r >> 4) % 5) & 0xffffff };
+	uint64_t orig = rand();
+
+	a.ext[0] = syns[(r >> 12) % sizeof(syns)];
+	a.ext[3] = r >> 16;			/* MSN */
+	a.ext_len = a.opcode == OP_READ_MIDDLE ? 0 : 4;
+	if (a.opcode == OP_ATOMIC_ACK) {
+		memcpy(a.ext + 4, &orig, 8);
+		a.ext_len = 12;
+	} else if (a.opcode != OP_ACK) {
+		a.len = (r >> 20) % 4 ? mtu : (r >> 22) % (mtu + 64);
+	}
+	if ((r >> 24) % 16 == 0)
+		a.opcode = r >> 8;		/* any opcode at all */
+	ASSERT_EQ(0, rc_send_pkt(self, &a));
+}
+
+/* The READs' and atomics' buffers kept their canaries past their lengths. */
+static void ra_canaries(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			uint32_t mtu)
+{
+	for (unsigned int k = 0; k < 4; k++) {
+		uint8_t *rd = self->x.buf + RA_READ_AT + k * 16384;
+		uint8_t *at = self->x.buf + RA_ATOMIC_AT + k * 64;
+		uint32_t len = (k + 1) * mtu - 7;
+
+		EXPECT_EQ(-1, all_eq(rd + len, 16384 - len, RA_CANARY)) TH_LOG("READ %u", k);
+		EXPECT_EQ(-1, all_eq(at + 8, 56, RA_CANARY)) TH_LOG("atomic %u", k);
+	}
+}
+
+/* A new connection for the random answers, its buffers' canaries set. */
+static void ra_connect(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self)
+{
+	ep_destroy(&self->x);
+	rc_connect_rd(_metadata, self, 12, 4);
+	memset(self->x.buf + RA_READ_AT, RA_CANARY, 4 * 16384);
+	memset(self->x.buf + RA_ATOMIC_AT, RA_CANARY, 4 * 64);
+}
+
+TEST_F(rcw, random_answers_survived)
+{
+	unsigned int seed = getenv("SRNIC_ADV_SEED") ? atoi(getenv("SRNIC_ADV_SEED")) : 4791;
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), seen[32] = { W_PSN }, nseen = 1;
+	uint64_t posted = 0, done = 0, errors = 0, total = 0, conns = 1;
+	const uint8_t wr1[] = { OP_WRITE_ONLY };
+	struct ibv_wc wc[16];
+	struct answer a;
+
+	srand(seed);
+	ra_connect(_metadata, self);
+	/* Six seconds of answers, a few every millisecond: timers run out too. */
+	for (uint64_t end = now_ms() + 6000; now_ms() < end; usleep(250)) {
+		int n = ibv_poll_cq(self->x.cq, 16, wc);
+
+		/* Receives (a random answer may be a SEND) have wr_ids below RA_WR. */
+		for (int k = 0; k < n; k++) {
+			done += wc[k].wr_id >= RA_WR;
+			errors += wc[k].wr_id >= RA_WR && wc[k].status != IBV_WC_SUCCESS;
+		}
+		/* An error ended the connection, every WQE flushed: a new one. */
+		if (errors && done == posted) {
+			ra_canaries(_metadata, self, mtu);
+			ra_connect(_metadata, self);
+			total += posted;
+			posted = done = errors = 0;
+			seen[0] = W_PSN;
+			nseen = 1;
+			conns++;
+		}
+		/* Eight WQEs in flight while the QP lives; the wr_id picks the buffer. */
+		while (!errors && posted - done < 8)
+			ra_post(_metadata, self, RA_WR + posted++, rand(), mtu);
+		/* The PSNs of srnic's latest requests: the answers are about them. */
+		while (!next_answer(self->ans, &a, 0))
+			seen[nseen++ % 32] = a.psn;
+		ra_answer(_metadata, self, seen[rand() % (nseen < 32 ? nseen : 32)], mtu);
+	}
+	TH_LOG("seed %u: %llu WQEs on %llu connections under random answers",
+	       seed, (unsigned long long)(total + posted), (unsigned long long)conns);
+	/* Silence: every WQE ends, answered or with its retries spent. */
+	while (done < posted) {
+		int n = poll_one(self->x.cq, wc, 6 * WC_MS);
+
+		ASSERT_EQ(1, n) TH_LOG("%llu of %llu WQEs never completed",
+				       (unsigned long long)(posted - done),
+				       (unsigned long long)posted);
+		done += wc[0].wr_id >= RA_WR;
+	}
+	ra_canaries(_metadata, self, mtu);
+	/* A new connection works. */
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	while (!next_answer(self->ans, &a, 0))
+		;
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 77, 0, 64));
+	expect_requests(_metadata, self, wr1, 1, W_PSN);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, W_PSN, 0);
+	expect_done(_metadata, self, 77, 1);
+}
+
 /* ---- multicast (fixture wire) ---- */
 
 #define W_GROUP "239.77.0.5"
