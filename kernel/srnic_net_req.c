@@ -996,7 +996,8 @@ void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p)
 	 * Past the head, with nothing ahead: go-back-N forgot what went
 	 * after it, which the responder may have had all along (rxe answers
 	 * each copy it gets again with its furthest PSN): an ACK is
-	 * cumulative.  Not for a READ or atomic, which wants its response.
+	 * cumulative.  A READ or atomic wants its response: such an answer,
+	 * if it is news, says the response was lost (an implied NAK).
 	 */
 	if (d > n) {
 		srnic_req_rx_ahead(qp, p);
