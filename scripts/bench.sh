@@ -66,22 +66,34 @@ bw() {	# bw PREFIX KEY DEV ARGS...: BW average (MB/s) of the last result line
 	put "$pre.$key" "$(result_lines "$LOGS/$key.$dev.client" | tail -n 1 | awk '{print $4}')"
 }
 
+# Iterations per figure: srnic's runs long enough that a figure repeats within a few per cent
+# (64 KiB READs at -n 20000 took 0.3 s and moved by 30 % between runs of one module; at -n 100000
+# by 2 %), rxe's as many as its speed allows under $SECS.
+counts() {	# counts DEV: sets N_BW N_QP8 N_RATE N_LAT
+	if [ "$1" = rxe0 ]; then
+		N_BW=1000 N_QP8=1000 N_RATE=200000 N_LAT=1000
+	else
+		N_BW=100000 N_QP8=12500 N_RATE=2000000 N_LAT=20000
+	fi
+}
+
 # figures DEV PREFIX: the table's perftest figures on DEV, as PREFIX.<figure>.
 figures() {
-	local dev=$1 d=$2 lat sz line
-	bw "$d" write_bw_64k "$dev" -s 65536 -n 1000
-	if pair read_bw_64k "$dev" ib_read_bw -s 65536 -n 1000; then
+	local dev=$1 d=$2 lat sz line N_BW N_QP8 N_RATE N_LAT
+	counts "$dev"
+	bw "$d" write_bw_64k "$dev" -s 65536 -n $N_BW
+	if pair read_bw_64k "$dev" ib_read_bw -s 65536 -n $N_BW; then
 		put "$d.read_bw_64k" "$(result_lines "$LOGS/read_bw_64k.$dev.client" | tail -n 1 | awk '{print $4}')"
 	fi
-	bw "$d" write_bw_8qp_64k "$dev" -q 8 -s 65536 -n 1000
+	bw "$d" write_bw_8qp_64k "$dev" -q 8 -s 65536 -n $N_QP8
 	# Message rate: 8 B writes, 16 per post list, a completion per 16.
-	if pair msg_rate_8b "$dev" ib_write_bw -s 8 -l 16 -Q 16 -n 200000; then
+	if pair msg_rate_8b "$dev" ib_write_bw -s 8 -l 16 -Q 16 -n $N_RATE; then
 		put "$d.msg_rate_8b" "$(result_lines "$LOGS/msg_rate_8b.$dev.client" | tail -n 1 | awk '{print $5}')"
 	fi
 	for lat in write send read atomic; do
 		sz=(-s 8)
 		[ $lat = atomic ] && sz=()
-		if pair "${lat}_lat" "$dev" "ib_${lat}_lat" "${sz[@]}" -n 1000; then
+		if pair "${lat}_lat" "$dev" "ib_${lat}_lat" "${sz[@]}" -n $N_LAT; then
 			line=$(result_lines "$LOGS/${lat}_lat.$dev.client" | tail -n 1)
 			put "$d.${lat}_lat_typ" "$(awk '{print $5}' <<<"$line")"
 			put "$d.${lat}_lat_99" "$(awk '{print $8}' <<<"$line")"
@@ -127,7 +139,7 @@ done
 # in this boot, alternating base/new for SRNIC_BENCH_ROUNDS rounds (ab.<round>.<new|base>.<figure>;
 # the report's A/B table gives each side's mean).  srnic0 is on this build's module afterwards.
 if [ -n "${SRNIC_BENCH_BASE:-}" ]; then
-	for r in $(seq 1 "${SRNIC_BENCH_ROUNDS:-3}"); do
+	for r in $(seq 1 "${SRNIC_BENCH_ROUNDS:-5}"); do
 		for side in base new; do
 			srnic_load "$side" || { echo "bench: cannot load the $side module"; break 2; }
 			figures srnic0 "ab.$r.$side"
@@ -144,7 +156,7 @@ if [ "$(threads srnic0)" -gt 1 ] 2>/dev/null; then
 	p=/sys/module/srnic/parameters/engines
 	# The count is read when a device is made.
 	rdma link del srnic0 && echo 1 >$p && rdma link add srnic0 type srnic netdev "$SRNIC_NETDEV" &&
-		wait_gid srnic0 && pair write_bw_8qp_64k_1eng srnic0 ib_write_bw -q 8 -s 65536 -n 1000 &&
+		wait_gid srnic0 && pair write_bw_8qp_64k_1eng srnic0 ib_write_bw -q 8 -s 65536 -n 12500 &&
 		put srnic.write_bw_8qp_64k_1eng "$(result_lines "$LOGS/write_bw_8qp_64k_1eng.srnic0.client" |
 			tail -n 1 | awk '{print $4}')"
 	echo 0 >$p
