@@ -201,6 +201,11 @@ struct srnic_engine {
 	 */
 	struct srnic_qp *peer, *peer_held;
 	bool peer_known;
+	/*
+	 * The wire responder's QP whose success ACK waits for the end of the
+	 * thread's batch of packets (referenced; srnic_net_ack_flush).
+	 */
+	struct srnic_qp *ack_qp;
 	u64 wqes, busy, runs;		/* counters: WQEs, QPs found locked, uses */
 };
 
@@ -650,6 +655,9 @@ struct srnic_wire_qp {
 	u32 epsn;			/* the PSN expected next */
 	u32 msn;			/* messages completed */
 	bool nak_sent;			/* a sequence NAK for @epsn went */
+	/* A success ACK held back (srnic_wresp_ack_later): its PSN and MSN. */
+	bool ack_held;
+	u32 ack_psn, ack_msn;
 	u16 rx_kind;			/* SRNIC_OPF_SEND/WRITE of the message in progress */
 	u64 rx_off;			/* ... the bytes it placed */
 	u64 rx_len;			/* ... WRITE: its length, from the RETH */

@@ -427,6 +427,7 @@ int srnic_net_rx(struct srnic_thread *t, unsigned long *timer)
 	}
 	if (xa_marked(&t->sdev->qps, SRNIC_QP_READING))
 		n += srnic_net_resp_reads(t, timer);
+	srnic_net_ack_flush(&t->eng);
 	return n;
 }
 

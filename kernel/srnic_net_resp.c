@@ -31,8 +31,8 @@ static u8 srnic_wresp_svc(const struct srnic_qp *qp)
 }
 
 /* An answer without payload: @opcode for PSN @psn, its headers @ext. */
-static void srnic_wresp_answer(struct srnic_qp *qp, u8 opcode, u32 psn,
-			       const void *ext, u32 ext_len)
+static void srnic_wresp_send(struct srnic_qp *qp, u8 opcode, u32 psn,
+			     const void *ext, u32 ext_len)
 {
 	struct srnic_txp t = {};
 
@@ -44,6 +44,28 @@ static void srnic_wresp_answer(struct srnic_qp *qp, u8 opcode, u32 psn,
 	srnic_net_xmit(to_sdev(qp->ibqp.device), &t);
 }
 
+/* The success ACK @qp holds back (srnic_wresp_ack_later), if any, now. */
+static void srnic_wresp_ack_held(struct srnic_qp *qp)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	struct srnic_aeth aeth;
+
+	if (!w->ack_held)
+		return;
+	w->ack_held = false;
+	srnic_aeth_set(&aeth, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS,
+		       w->ack_msn);
+	srnic_wresp_send(qp, SRNIC_OP_ACK, w->ack_psn, &aeth, sizeof(aeth));
+}
+
+/* Any other answer: after the held ACK, as answers leave in PSN order. */
+static void srnic_wresp_answer(struct srnic_qp *qp, u8 opcode, u32 psn,
+			       const void *ext, u32 ext_len)
+{
+	srnic_wresp_ack_held(qp);
+	srnic_wresp_send(qp, opcode, psn, ext, ext_len);
+}
+
 /* An ACKNOWLEDGE with @syndrome for PSN @psn. */
 static void srnic_wresp_ack(struct srnic_qp *qp, u8 syndrome, u32 psn)
 {
@@ -51,6 +73,40 @@ static void srnic_wresp_ack(struct srnic_qp *qp, u8 syndrome, u32 psn)
 
 	srnic_aeth_set(&aeth, syndrome, qp->w.msn);
 	srnic_wresp_answer(qp, SRNIC_OP_ACK, psn, &aeth, sizeof(aeth));
+}
+
+/*
+ * A success ACK for @psn, held until the thread's batch of packets ends
+ * (srnic_net_ack_flush) or another answer of @qp goes: an ACK covers every
+ * request before its PSN, so one answers all a batch brought (coalesced,
+ * as the spec allows) rather than each small message its own.  One QP's
+ * at a time: another QP's ACK to hold sends it.
+ */
+static void srnic_wresp_ack_later(struct srnic_engine *eng,
+				  struct srnic_qp *qp, u32 psn)
+{
+	if (eng->ack_qp != qp) {
+		srnic_net_ack_flush(eng);
+		refcount_inc(&qp->ref);
+		eng->ack_qp = qp;
+	}
+	qp->w.ack_held = true;
+	qp->w.ack_psn = psn;
+	qp->w.ack_msn = qp->w.msn;
+}
+
+void srnic_net_ack_flush(struct srnic_engine *eng)
+{
+	struct srnic_qp *qp = eng->ack_qp;
+
+	if (!qp)
+		return;
+	eng->ack_qp = NULL;
+	/* A QP in error or reset meanwhile answers nothing. */
+	if (srnic_qp_receives(READ_ONCE(qp->state)))
+		srnic_wresp_ack_held(qp);
+	qp->w.ack_held = false;
+	srnic_qp_put(qp);
 }
 
 /* The NAK code of a responder's refusal. */
@@ -204,8 +260,7 @@ static void srnic_wresp_data(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	w->epsn = (p->psn + 1) & SRNIC_PSN_MASK;
 	if (srnic_bth_ackreq(p->bth) && srnic_qpt_acked(qp->ibqp.qp_type))
-		srnic_wresp_ack(qp, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS,
-			       p->psn);
+		srnic_wresp_ack_later(eng, qp, p->psn);
 }
 
 /*
@@ -223,6 +278,7 @@ static u64 srnic_wresp_read_window(struct srnic_engine *eng,
 	struct srnic_aeth aeth;
 	struct srnic_txp t = {};
 
+	srnic_wresp_ack_held(qp);
 	srnic_net_txp_path(qp, &t);
 	t.payload = &eng->remote;
 	do {

@@ -16,6 +16,7 @@
  * foreign, duplicates of what was never asked, READs too long or too
  * large to answer at once.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <poll.h>
@@ -727,6 +728,77 @@ TEST_F(rcw, send_delivered_duplicate_acked_again)
 	ASSERT_EQ(0, rc_send_pkt(self, &r));
 	expect_recv(_metadata, self, 8, 0x32);
 	expect_ack(_metadata, self, SYN_ACK, W_PSN + 1);
+}
+
+/*
+ * Device @dev's engine threads (srnic/<dev>/N) and this process on CPU 0,
+ * this process ahead of them (SCHED_FIFO) while @on: the packets it sends
+ * meanwhile queue for the engine, which runs once it sleeps.  Off: every
+ * CPU again, and the usual policy.  0 or -1.
+ */
+static int engine_behind_me(const char *dev, int on)
+{
+	struct sched_param prio = { .sched_priority = on ? 1 : 0 };
+	char pre[64], comm[64], path[300];
+	int n = 0, err = 0;
+	cpu_set_t cpus;
+	DIR *d;
+
+	CPU_ZERO(&cpus);
+	for (int c = 0; c < (on ? 1 : CPU_SETSIZE); c++)
+		CPU_SET(c, &cpus);
+	snprintf(pre, sizeof(pre), "srnic/%s/", dev);
+	d = opendir("/proc");
+	if (!d)
+		return -1;
+	for (struct dirent *e; (e = readdir(d));) {
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, pre, strlen(pre))) {
+			err |= sched_setaffinity(atoi(e->d_name), sizeof(cpus), &cpus);
+			n++;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	err |= sched_setaffinity(0, sizeof(cpus), &cpus);
+	err |= sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &prio);
+	return n && !err ? 0 : -1;
+}
+
+/*
+ * Requests that arrive together get one ACK, for the last of them (an ACK
+ * covers every PSN before its own): eight SENDs queued while the engine
+ * cannot run, then a single ACK, for the eighth PSN with the eighth MSN.
+ */
+TEST_F(rcw, acks_coalesced_in_a_batch)
+{
+	struct answer a;
+	int sent = 0, pinned = engine_behind_me(W_DEV, 1), back;
+
+	for (int i = 0; i < 8 && !pinned; i++) {
+		struct rcpkt r = rc_send(W_PSN + i, 64, 0x50 + i);
+
+		sent += !rc_send_pkt(self, &r);
+	}
+	back = engine_behind_me(W_DEV, 0);
+	ASSERT_EQ(0, pinned);
+	ASSERT_EQ(0, back);
+	ASSERT_EQ(8, sent);
+	for (int i = 0; i < 8; i++)
+		expect_recv(_metadata, self, 64, 0x50 + i);
+	ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS));
+	EXPECT_EQ(OP_ACK, a.op);
+	EXPECT_EQ(W_PSN + 7, a.psn);
+	EXPECT_EQ(0, a.syn >> 5) TH_LOG("syndrome %#x", a.syn);
+	EXPECT_EQ(8, a.msn);
+	expect_no_answer(_metadata, self);
 }
 
 /*
