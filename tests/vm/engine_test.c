@@ -260,33 +260,14 @@ static int wait_stat(const char *key, long long want, int ms)
 }
 
 /*
- * The pid of the engine thread srnic/<dev>/0, or -1: the device's only
- * one, as the suite's device has one per two CPUs and the VM has two.
+ * The pid of the device's engine thread, or -1: its only one, as the
+ * suite's device has one per two CPUs and the VM has two.
  */
 static pid_t engine_pid(void)
 {
-	char want[64], comm[64], path[300];
-	struct dirent *d;
-	pid_t pid = -1;
-	DIR *dir;
-	FILE *f;
+	pid_t pid;
 
-	/* As the kernel keeps it: 15 characters at most. */
-	snprintf(want, sizeof(want), "srnic/%s/0", srnic_test_dev());
-	strcpy(want + strnlen(want, 15), "\n");
-	dir = opendir("/proc");
-	while (dir && pid < 0 && (d = readdir(dir))) {
-		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, want))
-			pid = atoi(d->d_name);
-		fclose(f);
-	}
-	if (dir)
-		closedir(dir);
-	return pid;
+	return engine_pids(srnic_test_dev(), &pid, 1) == 1 ? pid : -1;
 }
 
 /* The scheduler state letter of @pid ('R', 'S', ...), or 0. */

@@ -3,6 +3,7 @@
 #ifndef SRNIC_TEST_H
 #define SRNIC_TEST_H
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -152,6 +153,37 @@ static inline int wait_until(int (*cond)(const char *), const char *arg,
 		nanosleep(&ts, NULL);
 	}
 	return 0;
+}
+
+/*
+ * The pids of device @dev's engine threads, srnic/<dev>/N (as the kernel
+ * keeps a thread's name: 15 characters at most), @max at most; how many.
+ */
+static inline int engine_pids(const char *dev, pid_t *pids, int max)
+{
+	char pre[64], comm[64], path[300];
+	struct dirent *d;
+	int n = 0;
+	DIR *dir;
+	FILE *f;
+
+	snprintf(pre, sizeof(pre), "srnic/%s/", dev);
+	pre[15] = 0;
+	dir = opendir("/proc");
+	while (dir && n < max && (d = readdir(dir))) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, pre, strlen(pre)))
+			pids[n++] = atoi(d->d_name);
+		fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return n;
 }
 
 /* Waits, at most @ms, for the next async event of @type, skipping others. */

@@ -16,7 +16,6 @@
  * foreign, duplicates of what was never asked, READs too long or too
  * large to answer at once.
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <poll.h>
@@ -739,34 +738,15 @@ TEST_F(rcw, send_delivered_duplicate_acked_again)
 static int engine_behind_me(const char *dev, int on)
 {
 	struct sched_param prio = { .sched_priority = on ? 1 : 0 };
-	char pre[64], comm[64], path[300];
-	int n = 0, err = 0;
+	pid_t pids[64];
+	int n = engine_pids(dev, pids, 64), err = 0;
 	cpu_set_t cpus;
-	DIR *d;
 
 	CPU_ZERO(&cpus);
 	for (int c = 0; c < (on ? 1 : CPU_SETSIZE); c++)
 		CPU_SET(c, &cpus);
-	snprintf(pre, sizeof(pre), "srnic/%s/", dev);
-	d = opendir("/proc");
-	if (!d)
-		return -1;
-	for (struct dirent *e; (e = readdir(d));) {
-		FILE *f;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, pre, strlen(pre))) {
-			err |= sched_setaffinity(atoi(e->d_name), sizeof(cpus), &cpus);
-			n++;
-		}
-		fclose(f);
-	}
-	closedir(d);
+	for (int i = 0; i < n; i++)
+		err |= sched_setaffinity(pids[i], sizeof(cpus), &cpus);
 	err |= sched_setaffinity(0, sizeof(cpus), &cpus);
 	err |= sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &prio);
 	return n && !err ? 0 : -1;
