@@ -115,7 +115,10 @@
 /*
  * Pieces of an RC QP on the wire in flight behind the piece that waits for
  * its answer: at most this many pieces and bytes (struct
- * srnic_wire_qp: ahead).
+ * srnic_wire_qp: ahead); the bytes also for all the QPs of an engine
+ * thread together (struct srnic_thread: wire_ahead).  Eight QPs with a
+ * window each overflowed the receiver's queue (SRNIC_RXQ_MAX) or took
+ * longer than a timeout to drain from it: every piece went twice.
  */
 #define SRNIC_WIRE_WINDOW	32
 #define SRNIC_WIRE_WINDOW_BYTES	SZ_1M
@@ -242,6 +245,12 @@ struct srnic_thread {
 	unsigned long idle_jiffy;
 	bool idle_free;
 	u64 wakeups, sleeps, yields, scans;	/* counters */
+	/*
+	 * Bytes the thread's QPs have sent ahead on the wire, not yet known to be
+	 * received (struct srnic_wire_piece: charged), SRNIC_WIRE_WINDOW_BYTES
+	 * at most: QPs together queue no more at a receiver than one QP may.
+	 */
+	atomic_t wire_ahead;
 	/*
 	 * The thread's list of its active QPs in QPN order, made under the
 	 * table's lock when its generation changes: a scan walks an array
@@ -571,6 +580,8 @@ struct srnic_wire_piece {
 	u32 rd_next;
 	u32 rd_bytes;
 	u64 orig;			/* an atomic's original value */
+	/* Counted in its thread's window (wire_ahead) until known received. */
+	bool charged;
 };
 
 /* A READ or atomic the wire responder executed (SRNIC_MAX_QP_RD_ATOM kept). */

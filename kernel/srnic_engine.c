@@ -491,11 +491,11 @@ static int srnic_engine_show(struct seq_file *m, void *unused)
 	for (i = 0; i < s->nthreads; i++) {
 		struct srnic_thread *t = &s->threads[i];
 
-		seq_printf(m, "thread %u wqes %llu sleeps %llu wakeups %llu scans %llu flags %#x yields %llu reason %d\n",
+		seq_printf(m, "thread %u wqes %llu sleeps %llu wakeups %llu scans %llu flags %#x yields %llu reason %d wire_ahead %d\n",
 			   i, READ_ONCE(t->eng.wqes), READ_ONCE(t->sleeps),
 			   READ_ONCE(t->wakeups), READ_ONCE(t->scans),
 			   READ_ONCE(t->status->flags), READ_ONCE(t->yields),
-			   READ_ONCE(t->reason));
+			   READ_ONCE(t->reason), atomic_read(&t->wire_ahead));
 	}
 	xa_lock(&sdev->qps);
 	xa_for_each_marked(&sdev->qps, idx, qp, SRNIC_QP_ACTIVE)

@@ -686,6 +686,7 @@ const struct srnic_transport srnic_wire = {
 	.batch_end = srnic_wire_batch_end,
 	.ahead_pos = srnic_net_req_ahead_pos,
 	.ahead = srnic_net_req_ahead,
+	.forget = srnic_net_req_forget,
 };
 
 /* ---- the hooks, in every namespace ---- */

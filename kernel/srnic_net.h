@@ -60,6 +60,7 @@ void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
 			   struct srnic_msg *m, struct srnic_reply *rep);
 void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p);
 bool srnic_net_req_ahead_pos(struct srnic_qp *qp, u32 *idx, u64 *off);
+void srnic_net_req_forget(struct srnic_qp *qp);
 bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 			 u32 idx, struct srnic_msg *m);
 

@@ -235,6 +235,33 @@ static bool srnic_req_send_atomic(struct srnic_qp *qp, const struct srnic_msg *m
 	return !srnic_net_xmit(to_sdev(qp->ibqp.device), t);
 }
 
+/*
+ * A piece sent ahead counts in its QP's window until it becomes the head
+ * or is forgotten, and in its engine thread's until it is known received
+ * too.  Under w->lock.
+ */
+static void srnic_req_charge(struct srnic_qp *qp, struct srnic_wire_piece *p)
+{
+	qp->w.ahead_bytes += p->len;
+	p->charged = true;
+	atomic_add(p->len, &srnic_qp_thread(qp)->wire_ahead);
+}
+
+static void srnic_req_uncharge(struct srnic_qp *qp, struct srnic_wire_piece *p)
+{
+	if (!p->charged)
+		return;
+	p->charged = false;
+	atomic_sub(p->len, &srnic_qp_thread(qp)->wire_ahead);
+}
+
+/* ... the piece leaves the window: the head now, or forgotten. */
+static void srnic_req_unwindow(struct srnic_qp *qp, struct srnic_wire_piece *p)
+{
+	qp->w.ahead_bytes -= p->len;
+	srnic_req_uncharge(qp, p);
+}
+
 /* The @i-th piece sent ahead, oldest first. */
 static struct srnic_wire_piece *srnic_req_ahead_at(struct srnic_wire_qp *w,
 						   u32 i)
@@ -263,7 +290,8 @@ static int srnic_req_ahead_find(struct srnic_wire_qp *w, u32 psn)
  */
 static void srnic_req_cut(struct srnic_wire_qp *w, u32 i)
 {
-	const struct srnic_wire_piece *p;
+	struct srnic_qp *qp = container_of(w, struct srnic_qp, w);
+	struct srnic_wire_piece *p;
 
 	if (i >= w->ahead_n)
 		return;
@@ -272,17 +300,28 @@ static void srnic_req_cut(struct srnic_wire_qp *w, u32 i)
 	w->next_idx = p->idx;
 	w->next_off = p->off;
 	while (w->ahead_n > i)
-		w->ahead_bytes -= srnic_req_ahead_at(w, --w->ahead_n)->len;
+		srnic_req_unwindow(qp, srnic_req_ahead_at(w, --w->ahead_n));
 }
 
-/* Every PSN up to @psn was received (an ACK, or a NAK for the next). */
+/*
+ * Every PSN up to @psn was received (an ACK, or a NAK for the next): the
+ * pieces ahead it covers leave the thread's window.
+ */
 static void srnic_req_acked(struct srnic_wire_qp *w, u32 psn)
 {
-	u32 next = (psn + 1) & SRNIC_PSN_MASK;
+	struct srnic_qp *qp = container_of(w, struct srnic_qp, w);
+	u32 next = (psn + 1) & SRNIC_PSN_MASK, i;
 
 	if (srnic_psn_diff(next, w->una) > 0 &&
 	    srnic_psn_diff(next, w->psn_top) <= 0)
 		w->una = next;
+	for (i = 0; i < w->ahead_n; i++) {
+		struct srnic_wire_piece *p = srnic_req_ahead_at(w, i);
+
+		if (srnic_psn_diff(p->last, w->una) >= 0)
+			break;
+		srnic_req_uncharge(qp, p);
+	}
 }
 
 /* @w's PSNs now go up to w->psn: the furthest sent, if it is further. */
@@ -308,14 +347,18 @@ static bool srnic_req_acked_by_response(u8 op)
  * Whether a piece may go ahead now: the head waits for its answer (none
  * came yet), the window has room, and the netdev's queue took the head's
  * packets and the last piece sent ahead (a piece past a gap would only
- * draw a sequence NAK).  Under w->lock.
+ * draw a sequence NAK), and so has the thread's.  Under w->lock.
  */
-static bool srnic_req_room(const struct srnic_wire_qp *w)
+static bool srnic_req_room(struct srnic_qp *qp)
 {
+	const struct srnic_wire_qp *w = &qp->w;
+
 	return w->ahead && w->out && !w->answered && !w->tx_full &&
 	       !w->tx_stalled &&
 	       w->ahead_n < SRNIC_WIRE_WINDOW &&
-	       w->ahead_bytes < SRNIC_WIRE_WINDOW_BYTES;
+	       w->ahead_bytes < SRNIC_WIRE_WINDOW_BYTES &&
+	       atomic_read(&srnic_qp_thread(qp)->wire_ahead) <
+		       SRNIC_WIRE_WINDOW_BYTES;
 }
 
 /*
@@ -671,7 +714,7 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	}
 	w->ahead_head = (w->ahead_head + 1) % SRNIC_WIRE_WINDOW;
 	w->ahead_n--;
-	w->ahead_bytes -= p->len;
+	srnic_req_unwindow(qp, p);
 	spin_unlock(&w->lock);
 }
 
@@ -708,6 +751,18 @@ void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
 	rep->until = srnic_req_until(w);
 }
 
+/*
+ * The transport's forget(), and the QP's when it is reset or goes: the
+ * pieces sent ahead are forgotten, so that a QP in error holds none of its
+ * thread's window.
+ */
+void srnic_net_req_forget(struct srnic_qp *qp)
+{
+	spin_lock(&qp->w.lock);
+	srnic_req_cut(&qp->w, 0);
+	spin_unlock(&qp->w.lock);
+}
+
 /* The transport's ahead_pos(): where the next piece ahead goes from. */
 bool srnic_net_req_ahead_pos(struct srnic_qp *qp, u32 *idx, u64 *off)
 {
@@ -715,7 +770,7 @@ bool srnic_net_req_ahead_pos(struct srnic_qp *qp, u32 *idx, u64 *off)
 	bool room;
 
 	spin_lock(&w->lock);
-	room = srnic_req_room(w);
+	room = srnic_req_room(qp);
 	*idx = w->next_idx;
 	*off = w->next_off;
 	spin_unlock(&w->lock);
@@ -753,7 +808,7 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 	int i;
 
 	spin_lock(&w->lock);
-	if (!srnic_req_room(w) || w->next_idx != idx || w->next_off != m->off ||
+	if (!srnic_req_room(qp) || w->next_idx != idx || w->next_off != m->off ||
 	    !srnic_req_may_go(qp, m, &stage)) {
 		spin_unlock(&w->lock);
 		return false;
@@ -765,7 +820,7 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 		.first = first, .last = (first + n - 1) & SRNIC_PSN_MASK,
 		.sent = jiffies, .stage = stage, .rd_next = first,
 	};
-	w->ahead_bytes += m->plen;
+	srnic_req_charge(qp, p);
 	w->psn = (first + n) & SRNIC_PSN_MASK;
 	srnic_req_psn_sent(w);
 	w->next_idx = idx + srnic_msg_last(m);

@@ -11,6 +11,7 @@
 
 #include "srnic_loc.h"
 #include "srnic_hdr.h"
+#include "srnic_net.h"
 #include "srnic_transport.h"
 
 
@@ -94,6 +95,7 @@ void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp)
 		kvfree(qp->w.stage[--qp->w.nstages]);
 	kvfree(qp->w.res);
 	qp->w.res = NULL;
+	srnic_net_req_forget(qp);
 	kvfree(qp->w.ahead);
 	qp->w.ahead = NULL;
 	skb_queue_purge(&qp->w.held);
@@ -469,6 +471,8 @@ static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
 {
 	struct srnic_wire_qp *w = &qp->w;
 
+	if (to != IB_QPS_RTR)
+		srnic_net_req_forget(qp);
 	spin_lock(&w->lock);
 	if (to == IB_QPS_RTR) {
 		w->epsn = qp->attr.rq_psn;
@@ -487,8 +491,6 @@ static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
 		w->out = false;
 		w->resume = false;
 		w->answered = false;
-		w->ahead_n = 0;
-		w->ahead_bytes = 0;
 		w->tx_full = false;
 		w->tx_stalled = false;
 	}
@@ -627,6 +629,9 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if ((to == IB_QPS_RTR && from == IB_QPS_INIT) ||
 	    (to == IB_QPS_RTS && from == IB_QPS_RTR))
 		srnic_qp_wire_start(qp, to);
+	/* What a QP in error or reset sent ahead is not in flight. */
+	if (to == IB_QPS_ERR || to == IB_QPS_RESET)
+		srnic_net_req_forget(qp);
 	if (to == IB_QPS_RESET)
 		srnic_qp_reset(qp);
 	cur->qp_state = to;

@@ -583,6 +583,8 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 	qp->visits++;
 	state = READ_ONCE(qp->state);
 	if (state == IB_QPS_ERR) {
+		if (qp->xport->forget)
+			qp->xport->forget(qp);
 		done = srnic_qp_flush(qp);
 		goto out;
 	}

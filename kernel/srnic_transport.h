@@ -62,6 +62,8 @@ struct srnic_transport {
 	bool (*ahead_pos)(struct srnic_qp *qp, u32 *idx, u64 *off);
 	bool (*ahead)(struct srnic_engine *eng, struct srnic_qp *qp, u32 idx,
 		      struct srnic_msg *m);
+	/* Optional: the QP is in error; what went ahead is forgotten. */
+	void (*forget)(struct srnic_qp *qp);
 };
 
 /* srnic_loop.c: the internal loopback, to srnic QPs of this host. */

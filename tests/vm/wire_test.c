@@ -1332,6 +1332,79 @@ TEST_F(rcw, requester_window_and_reads_ahead)
 	expect_done(_metadata, self, 12, 1);
 }
 
+/* The "wire_ahead" of the engine thread @t of W_DEV, or -1. */
+static long long thread_wire_ahead(unsigned int t)
+{
+	char *all = slurp("/sys/kernel/debug/srnic/" W_DEV "/engine"), key[32], *p;
+	long long v = -1;
+
+	snprintf(key, sizeof(key), "\nthread %u ", t);
+	p = all ? strstr(all, key) : NULL;
+	if (p) {
+		p[strcspn(p + 1, "\n") + 1] = 0;
+		p = strstr(p, " wire_ahead ");
+		if (p)
+			v = strtoll(p + strlen(" wire_ahead "), NULL, 0);
+	}
+	free(all);
+	return v;
+}
+
+/*
+ * QPs of one engine thread, each with 2 MiB of WRITEs posted and the peer
+ * answering nothing, send each its head piece and together one window
+ * ahead of them (SRNIC_WIRE_WINDOW_BYTES, 1 MiB), not a window each: eight
+ * QPs with a window each overflowed the receiver's queue, and every piece
+ * went twice.  QPs in error hold none of it.
+ */
+TEST_F(rcw, qps_of_a_thread_share_one_window)
+{
+	enum { NQP = 4, MSGS = 32, LEN = 64 << 10 };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), per_piece = LEN / mtu;
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	char *all = slurp("/sys/kernel/debug/srnic/" W_DEV "/engine");
+	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
+	static union ibv_gid peer = { .raw = { [10] = 0xff, [11] = 0xff } };
+	uint32_t packets = 0, nthreads, limit;
+	struct ep q[NQP] = {};
+	struct answer a;
+	char *t;
+
+	ASSERT_NE(NULL, all);
+	t = strstr(all, " threads ");
+	ASSERT_NE(NULL, t);
+	nthreads = strtoul(t + strlen(" threads "), NULL, 0);
+	free(all);
+	if (nthreads != 1)
+		SKIP(return, "the device has %u engine threads; the test wants its QPs on one", nthreads);
+	inet_pton(AF_INET, W_PEER, peer.raw + 12);
+	o.buf_len = (size_t)MSGS * LEN;
+	o.send_wr = MSGS;
+	o.timeout = 20;		/* 4 s: nothing goes twice meanwhile */
+	for (int i = 0; i < NQP; i++) {
+		ASSERT_EQ(0, ep_create(&self->e, &o, &q[i]));
+		q[i].dgid = &peer;
+		ASSERT_EQ(0, ep_connect(&q[i], W_PQPN + 1 + i));
+	}
+	for (int k = 0; k < MSGS; k++)
+		for (int i = 0; i < NQP; i++)
+			ASSERT_EQ(0, post_rdma(&q[i], IBV_WR_RDMA_WRITE, k, (size_t)k * LEN, LEN));
+	while (!next_answer(self->ans, &a, QUIET_MS))
+		packets += a.op >= OP_WRITE_FIRST && a.op <= OP_WRITE_ONLY + 1;
+	/* The heads, the window, and a piece that began just under its end. */
+	limit = NQP * per_piece + (1u << 20) / mtu + per_piece;
+	EXPECT_LE(packets, limit) TH_LOG("%u packets; a window each would be %u",
+					 packets, NQP * (per_piece + (1u << 20) / mtu));
+	EXPECT_GE(packets, NQP * per_piece + (1u << 20) / mtu)
+		TH_LOG("%u packets: not even the window went", packets);
+	EXPECT_LT(0, thread_wire_ahead(0));
+	for (int i = 0; i < NQP; i++)
+		ASSERT_EQ(0, ibv_modify_qp(q[i].qp, &err, IBV_QP_STATE));
+	EXPECT_EQ(0, thread_wire_ahead(0));
+	for (int i = 0; i < NQP; i++)
+		ep_destroy(&q[i]);
+}
+
 /*
  * max_rd_atomic bounds the READs in flight: with 2, two READ REQUESTs go,
  * the third waits for a response and the WRITE behind it too; each
