@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The wire section of `make bench`, run in both guests of qemu/run-pair by scripts/bench-host.sh:
-# what the emulated Ethernet link carries (iperf3, TCP), then the same perftest figures between
+# what the emulated Ethernet link carries (iperf3, TCP; 8-byte UDP, srnic-bench-udp), then the same perftest figures between
 # rxe and rxe, srnic (a) and rxe (b), srnic and srnic.  a is always the client, the requester
 # (its READs read b's memory); b serves.  a writes wire.<pair>.<figure> lines to /out/raw.txt
 # and each side every program's output to /out/logs/.  Asserts nothing about timing: a run that
@@ -78,6 +78,15 @@ iperf=(-s -1)
 if wire_side "$role" 5201 iperf3 "${iperf[@]}" >"$LOGS/iperf3.$role" 2>&1; then
 	put tcp_iperf3 "$(awk '/receiver/ { for (i = 1; i <= NF; i++) if ($i == "MBytes/sec") v = $(i - 1) }
 			      END { print v }' "$LOGS/iperf3.$role")"
+fi
+# ... and for 8-byte messages: UDP ping-pongs (spinning as perftest's latency programs do, then
+# blocking) and 8-byte datagrams for 5 s; the bounds of the latency and message-rate figures.
+udp_listening() { ss -Hlun "sport = :$1" | grep -q .; }
+udp=(serve 5202)
+[ "$role" = client ] && udp=(client 5202 1000 5)
+if WIRE_LISTENING=udp_listening wire_side "$role" 5202 "$top/build/cmake/scripts/bench/srnic-bench-udp" \
+	"${udp[@]}" >"$LOGS/udp.$role" 2>&1; then
+	while IFS== read -r k v; do put "$k" "$v"; done < <(grep '^udp_' "$LOGS/udp.$role")
 fi
 modprobe rdma_rxe && wire_use rxe || { echo "bench: rxe0 on $WIRE_IF" >&2; exit 1; }
 # ... and the path MTU the devices use on it (the port's active MTU, bytes of payload a packet).

@@ -3,7 +3,7 @@
 // (stdout and OUTDIR/table.md), OUTDIR/results.csv, OUTDIR/results.json and
 // OUTDIR/chart.svg.  Keys: srnic.<fig>, rxe.<fig>, limit.<probe>, meta.<x>,
 // <dev>.sweep.<bytes> (ib_write_bw -a, CSV and JSON only), wire.<pair>.<fig> and
-// wire.tcp_iperf3 (two guests on one wire: scripts/bench-wire.sh).
+// wire.tcp_iperf3, wire.udp_* (two guests on one wire: scripts/bench-wire.sh, srnic-bench-udp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -53,18 +53,21 @@ const std::vector<Figure> kFigures = {
 	{"idle_cpu_pct", "engine CPU, idle 5 s, QP open", "% CPU", true, "", 1, false},
 };
 
-// The wire's figures (scripts/bench-wire.sh), for each pair of devices across it.
+// The wire's figures (scripts/bench-wire.sh), for each pair of devices across it.  Their limits
+// are what the link carries without RDMA: TCP for bandwidth (iperf3), 8-byte UDP datagrams for
+// the message rate, and a UDP ping-pong with both sides spinning for latency (one way; a round
+// trip for READ).  The limit keys are wire.<key>.
 const std::vector<Figure> kWireFigures = {
-	{"write_bw_64k", "ib_write_bw -s 65536", "MB/s", false, "", 1, false},
-	{"read_bw_64k", "ib_read_bw -s 65536", "MB/s", false, "", 1, false},
-	{"write_bw_8qp_64k", "ib_write_bw -q 8 -s 65536", "MB/s", false, "", 1, false},
-	{"msg_rate_8b", "ib_write_bw -s 8 -l 16 -Q 16", "Mpps", false, "", 1, false},
-	{"write_lat_typ", "ib_write_lat -s 8 typical", "us", true, "", 1, false},
-	{"write_lat_99", "ib_write_lat -s 8 99%", "us", true, "", 1, false},
-	{"send_lat_typ", "ib_send_lat -s 8 typical", "us", true, "", 1, false},
-	{"send_lat_99", "ib_send_lat -s 8 99%", "us", true, "", 1, false},
-	{"read_lat_typ", "ib_read_lat -s 8 typical", "us", true, "", 1, false},
-	{"read_lat_99", "ib_read_lat -s 8 99%", "us", true, "", 1, false},
+	{"write_bw_64k", "ib_write_bw -s 65536", "MB/s", false, "tcp_iperf3", 1, false},
+	{"read_bw_64k", "ib_read_bw -s 65536", "MB/s", false, "tcp_iperf3", 1, false},
+	{"write_bw_8qp_64k", "ib_write_bw -q 8 -s 65536", "MB/s", false, "tcp_iperf3", 1, false},
+	{"msg_rate_8b", "ib_write_bw -s 8 -l 16 -Q 16", "Mpps", false, "udp_rate_mpps", 1, false},
+	{"write_lat_typ", "ib_write_lat -s 8 typical", "us", true, "udp_lat_typ", 1, false},
+	{"write_lat_99", "ib_write_lat -s 8 99%", "us", true, "udp_lat_99", 1, false},
+	{"send_lat_typ", "ib_send_lat -s 8 typical", "us", true, "udp_lat_typ", 1, false},
+	{"send_lat_99", "ib_send_lat -s 8 99%", "us", true, "udp_lat_99", 1, false},
+	{"read_lat_typ", "ib_read_lat -s 8 typical", "us", true, "udp_lat_typ", 2, false},
+	{"read_lat_99", "ib_read_lat -s 8 99%", "us", true, "udp_lat_99", 2, false},
 };
 const char *const kWirePairs[] = {"rxe_rxe", "srnic_rxe", "srnic_srnic"};
 
@@ -235,18 +238,24 @@ std::string wire_table() {
 	t << "\nAcross the wire (two guests, a the requester; link MTU "
 	  << fmt(get("wire.link_mtu")) << " B, path MTU " << fmt(get("wire.path_mtu"))
 	  << " B; iperf3 TCP " << fmt(get("wire.tcp_iperf3")) << " MB/s)\n\n"
-	  << "| figure | unit | rxe-rxe | srnic-rxe | srnic-srnic | srnic-srnic/rxe-rxe |\n"
-	  << "|---|---|---:|---:|---:|---:|\n";
+	  << "| figure | unit | rxe-rxe | srnic-rxe | srnic-srnic | srnic-srnic/rxe-rxe"
+	  << " | wire limit | srnic-srnic/limit |\n"
+	  << "|---|---|---:|---:|---:|---:|---:|---:|\n";
 	for (const Figure &f : kWireFigures) {
-		Opt v[3], ratio;
+		Opt v[3], ratio, limit = get("wire." + f.limit), fraction;
 		for (int i = 0; i < 3; i++) {
 			v[i] = get(std::string("wire.") + kWirePairs[i] + "." + f.key);
 			any = any || v[i];
 		}
 		if (v[0] && v[2] && *v[0] != 0)
 			ratio = *v[2] / *v[0];
+		if (limit)
+			limit = *limit * f.limit_scale;
+		if (limit && v[2] && *limit != 0 && *v[2] != 0)
+			fraction = f.lower_better ? *limit / *v[2] : *v[2] / *limit;
 		t << "| " << f.name << " | " << f.unit << " | " << fmt(v[0]) << " | " << fmt(v[1])
-		  << " | " << fmt(v[2]) << " | " << fmt(ratio, 2) << " |\n";
+		  << " | " << fmt(v[2]) << " | " << fmt(ratio, 2) << " | " << fmt(limit) << " | "
+		  << frac(fraction) << " |\n";
 	}
 	return any || get("wire.tcp_iperf3") ? t.str() : "";
 }
