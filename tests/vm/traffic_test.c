@@ -2097,7 +2097,8 @@ static void child_writer(int fd)
 				       IBV_WR_RDMA_WRITE, i, 0, MiB,
 				       i == 7 ? IBV_SEND_SIGNALED : 0, &b, 0, 0))
 				_exit(4);
-		if (poll_one(a.cq, &wc, WC_MS) != 1 || wc.status)
+		/* 8 MiB: across the wire on the debug kernel, over 10 s. */
+		if (poll_one(a.cq, &wc, scaled_ms(WC_MS)) != 1 || wc.status)
 			_exit(5);
 		if (write(fd, &c, 1) != 1)
 			_exit(6);
@@ -2105,7 +2106,7 @@ static void child_writer(int fd)
 		for (int i = 0; i < 8; i++)
 			post_send1(&a, IBV_WR_RDMA_WRITE, i, 0, MiB,
 				   i == 7 ? IBV_SEND_SIGNALED : 0, &b, 0, 0);
-		if (poll_one(a.cq, &wc, WC_MS) != 1 || wc.status)
+		if (poll_one(a.cq, &wc, scaled_ms(WC_MS)) != 1 || wc.status)
 			_exit(7);
 	}
 }
@@ -2129,10 +2130,13 @@ TEST_F_TIMEOUT(dev, kill_child_mid_transfer, 240)
 		pfd = (struct pollfd){ .fd = fds[0], .events = POLLIN };
 		/* Round r kills after r + 1 batches. */
 		for (int k = 0; k <= round; k++) {
-			ASSERT_EQ(1, poll(&pfd, 1, 3 * WC_MS))
+			ASSERT_EQ(1, poll(&pfd, 1, 3 * scaled_ms(WC_MS)))
 				TH_LOG("child made no progress");
-			ASSERT_EQ(1, read(fds[0], &c, 1))
-				TH_LOG("child died before the kill");
+			if (read(fds[0], &c, 1) != 1) {
+				waitpid(pid, &st, 0);
+				/* The child's exit status says which step failed. */
+				ASSERT_TRUE(0) TH_LOG("child died before the kill: status %#x", st);
+			}
 		}
 		ASSERT_EQ(0, kill(pid, SIGKILL));
 		ASSERT_EQ(pid, waitpid(pid, &st, 0));

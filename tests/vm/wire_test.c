@@ -1367,6 +1367,7 @@ TEST_F(rcw, qps_of_a_thread_share_one_window)
 	static union ibv_gid peer = { .raw = { [10] = 0xff, [11] = 0xff } };
 	uint32_t packets = 0, nthreads, limit;
 	struct ep q[NQP] = {};
+	uint64_t end;
 	struct answer a;
 	char *t;
 
@@ -1389,6 +1390,12 @@ TEST_F(rcw, qps_of_a_thread_share_one_window)
 	for (int k = 0; k < MSGS; k++)
 		for (int i = 0; i < NQP; i++)
 			ASSERT_EQ(0, post_rdma(&q[i], IBV_WR_RDMA_WRITE, k, (size_t)k * LEN, LEN));
+	/* Until the thread's window is full (or never is), then what is on its way. */
+	end = now_ms() + WC_MS;
+	do {
+		while (!next_answer(self->ans, &a, 50))
+			packets += a.op >= OP_WRITE_FIRST && a.op <= OP_WRITE_ONLY + 1;
+	} while (thread_wire_ahead(0) < (1 << 20) && now_ms() < end);
 	while (!next_answer(self->ans, &a, QUIET_MS))
 		packets += a.op >= OP_WRITE_FIRST && a.op <= OP_WRITE_ONLY + 1;
 	/* The heads, the window, and a piece that began just under its end. */
