@@ -701,6 +701,19 @@ struct srnic_wire_qp {
 	struct sk_buff_head held;
 };
 
+/*
+ * A tag matching message's receive: its completion's opcode (if not
+ * RECV) and, for a matched tag, the TMH's tag and app context and the
+ * bytes not placed (the TMH).  A message from the wire comes a packet at
+ * a time: its first piece finds these, the QP holds them for the others.
+ */
+struct srnic_tm_piece {
+	u64 tag;
+	u32 priv;
+	u8 wc;
+	u8 skip;
+};
+
 struct srnic_qp {
 	struct ib_qp ibqp;
 	u32 qpn;
@@ -769,6 +782,7 @@ struct srnic_qp {
 	bool rwqe_held;
 	u32 held_max_sge;
 	u32 held_srqn;			/* XRC: the SRQ it came from */
+	struct srnic_tm_piece held_tm;	/* its message's tag matching */
 	/* RSS raw packet QP: the hash; its queues are the table's WQs. */
 	struct srnic_rss *rss;
 	struct srnic_qp_counters cnt;
@@ -902,8 +916,8 @@ struct srnic_msg {
 	 */
 	struct srnic_qp *src;
 	struct srnic_mr_cache *rkey_cache;
-	/* Tag matching: the opcode of the receive completion, if not RECV. */
-	u8 tm_wc;
+	/* Tag matching: the receive completion's opcode, a match's TMH. */
+	struct srnic_tm_piece tm;
 	bool tm_unexp;			/* counts as an unexpected message */
 	bool tm_fin;			/* rendezvous done: FIN to @src */
 	u64 tm_fin_tag;			/* big endian, as in the TMH */

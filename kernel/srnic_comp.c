@@ -257,7 +257,7 @@ int srnic_qp_flush(struct srnic_qp *qp)
 
 		qp->rwqe_held = false;
 		cqe.wr_id = hdr->wr_id;
-		cqe.opcode = IB_WC_RECV;
+		cqe.opcode = qp->held_tm.wc ?: IB_WC_RECV;
 		spin_unlock(&qp->rq_lock);
 		/* An XRC SRQ's WQE completes on its CQ, if it still exists. */
 		if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)

@@ -96,6 +96,7 @@ bool srnic_tm_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 		   enum srnic_resp *r);
 void srnic_tm_unexpected(struct srnic_srq *srq);
 void srnic_tm_fin(struct srnic_engine *eng, struct srnic_qp *qp, u64 tag);
+void srnic_tm_cqe_match(struct srnic_cqe *cqe, const struct srnic_tm_piece *tm);
 
 /* srnic_raw.c: raw packet QPs, flow steering, receive WQs and RSS */
 void srnic_raw_init(struct srnic_dev *sdev);
@@ -158,6 +159,8 @@ int srnic_resp_xrc_srq(struct srnic_qp *dst, u32 srqn, struct srnic_msg *m);
 int srnic_ring_take(const struct srnic_wq *wq, u32 *cons, const u32 *prod_p,
 		    u32 *cons_p, void *rwqe);
 bool srnic_recv_available(struct srnic_qp *qp, const struct srnic_msg *m);
+bool srnic_recv_hold(struct srnic_qp *qp, struct srnic_srq *srq,
+		     const void *rwqe, u32 max_sge, const struct srnic_msg *m);
 void srnic_recv_fail_held(struct srnic_qp *qp, const struct srnic_msg *m,
 			  enum ib_wc_status status);
 enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,

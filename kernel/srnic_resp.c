@@ -101,10 +101,11 @@ int srnic_ring_take(const struct srnic_wq *wq, u32 *cons, const u32 *prod_p,
  */
 /*
  * The receive WQE @qp holds (taken by an earlier piece of the message, or
- * for a message that faulted) into @rwqe: 1, or 0 if it holds none.
+ * for a message that faulted) into @rwqe: 1, or 0 if it holds none.  With
+ * @m, a later piece of the message, its tag matching state too.
  */
 static int srnic_recv_take_held(struct srnic_qp *qp, struct srnic_srq *srq,
-				void *rwqe, u32 *max_sge)
+				void *rwqe, u32 *max_sge, struct srnic_msg *m)
 {
 	int ret = 0;
 
@@ -115,6 +116,8 @@ static int srnic_recv_take_held(struct srnic_qp *qp, struct srnic_srq *srq,
 		qp->rwqe_held = false;
 		memcpy(rwqe, qp->held_rwqe, SRNIC_RECV_WQE_MAX);
 		*max_sge = qp->held_max_sge;
+		if (m)
+			m->tm = qp->held_tm;
 		ret = 1;
 	}
 	spin_unlock(&qp->rq_lock);
@@ -128,7 +131,7 @@ static int srnic_recv_take(struct srnic_qp *qp, struct srnic_srq *srq,
 	int ret;
 
 	/* A WQE taken earlier for a message that faulted comes first. */
-	if (!fresh && srnic_recv_take_held(qp, srq, rwqe, max_sge))
+	if (!fresh && srnic_recv_take_held(qp, srq, rwqe, max_sge, NULL))
 		return 1;
 	if (srq) {
 		struct srnic_srq_db *db = srq->db.kva;
@@ -173,12 +176,13 @@ static int srnic_recv_take(struct srnic_qp *qp, struct srnic_srq *srq,
 }
 
 /*
- * Gives @rwqe back to @qp: the message's next piece, or its retry after an
- * ODP fault, takes it.  The slot holds one: false if it holds another
- * already (a WQE of another XRC SRQ, say), which must not be lost.
+ * Gives @rwqe back to @qp, with @m's tag matching state: the message's
+ * next piece, or its retry after an ODP fault, takes it.  The slot holds
+ * one: false if it holds another already (a WQE of another XRC SRQ, say),
+ * which must not be lost.
  */
-static bool srnic_recv_hold(struct srnic_qp *qp, struct srnic_srq *srq,
-			    const void *rwqe, u32 max_sge)
+bool srnic_recv_hold(struct srnic_qp *qp, struct srnic_srq *srq,
+		     const void *rwqe, u32 max_sge, const struct srnic_msg *m)
 {
 	bool held;
 
@@ -188,6 +192,7 @@ static bool srnic_recv_hold(struct srnic_qp *qp, struct srnic_srq *srq,
 		memcpy(qp->held_rwqe, rwqe, SRNIC_RECV_WQE_MAX);
 		qp->held_max_sge = max_sge;
 		qp->held_srqn = srq ? srq->srqn : 0;
+		qp->held_tm = m->tm;
 		qp->rwqe_held = true;
 	}
 	spin_unlock(&qp->rq_lock);
@@ -291,6 +296,7 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	bool ud = srnic_qpt_ud(dst->ibqp.qp_type);
 	u32 grh = ud ? 40 : 0, max_sge, n;
 	struct srnic_cqe cqe = {};
+	struct srnic_pd *pd;
 	enum srnic_resp r;
 	bool more;
 	int ret, err;
@@ -298,22 +304,24 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	if (!srnic_qp_receives(READ_ONCE(dst->state)))
 		return SRNIC_RESP_DROP;
 	/*
-	 * A tag matching SRQ takes a message whole: its match, made on the
-	 * first bytes, decides both the buffer and the completion.
+	 * On a tag matching SRQ the match, made on a message's first bytes,
+	 * decides both the buffer and the completion.  The loopback's
+	 * payload holds the message whole: it goes at once.  From the wire
+	 * the first packet decides, the QP's held WQE takes the others.
 	 */
-	if (srq && srq->tm.tags && place_data &&
+	if (srq && srq->tm.tags && place_data && !m->off &&
 	    dst->ibqp.qp_type == IB_QPT_RC) {
-		if (m->off)
-			return SRNIC_RESP_NAK_INV;
-		m->plen = m->len;
-		m->whole = true;
+		if (m->payload->total >= m->len) {
+			m->plen = m->len;
+			m->whole = true;
+		}
 		if (srnic_tm_recv(eng, dst, srq, m, &r))
 			return r;
 	}
 	more = place_data && m->off + m->plen < m->len;
 	/* A later piece continues in the receive WQE the first one took. */
 	if (place_data && m->off) {
-		if (!srnic_recv_take_held(dst, srq, eng->rwqe, &max_sge))
+		if (!srnic_recv_take_held(dst, srq, eng->rwqe, &max_sge, m))
 			return SRNIC_RESP_NAK_INV;
 		ret = 1;
 	} else {
@@ -334,15 +342,21 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 		return SRNIC_RESP_NAK_OP;
 	}
 	if (place_data) {
+		/* Where the piece lands: after a UD GRH, less a matched TMH. */
+		u64 at = grh + m->off - m->tm.skip;
+
+		/* A tag's buffer is the SRQ's PD's, as for its first piece. */
+		pd = m->tm.skip && srq ? to_spd(srq->ibsrq.pd) :
+					 srnic_recv_pd(dst, m);
 		/* ODP pages where this piece lands (a UD GRH with the first). */
-		err = srnic_sg_resolve_window(ddev, srnic_recv_pd(dst, m),
+		err = srnic_sg_resolve_window(ddev, pd,
 					      (struct srnic_wqe_data *)(hdr + 1),
 					      n, IB_ACCESS_LOCAL_WRITE,
 					      &eng->remote, NULL,
-					      m->off ? grh + m->off : 0,
-					      m->off ? m->plen : grh + m->plen);
+					      m->off ? at : 0,
+					      m->off ? m->plen : at + m->plen);
 		if (err == -EAGAIN && dst->held_rwqe) {
-			if (srnic_recv_hold(dst, srq, eng->rwqe, max_sge))
+			if (srnic_recv_hold(dst, srq, eng->rwqe, max_sge, m))
 				return SRNIC_RESP_FAULT;
 			srnic_mr_put(eng->remote.fault.mr);
 			eng->remote.fault.mr = NULL;
@@ -356,7 +370,7 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 			srnic_recv_fail(dst, srq, cqe.wr_id, IB_WC_LOC_PROT_ERR);
 			return SRNIC_RESP_NAK_OP;
 		}
-		if (eng->remote.total < grh + m->len) {
+		if (eng->remote.total < grh + m->len - m->tm.skip) {
 			srnic_sg_release(&eng->remote);
 			srnic_recv_fail(dst, srq, cqe.wr_id, IB_WC_LOC_LEN_ERR);
 			return SRNIC_RESP_NAK_INV;
@@ -367,8 +381,8 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 			srnic_build_grh(buf, m);
 			srnic_sg_write(&eng->remote, 0, buf, 40);
 		}
-		srnic_sg_copy(&eng->remote, grh + m->off, m->payload,
-			      m->off - m->pbase, m->plen);
+		srnic_sg_copy(&eng->remote, at, m->payload, m->off - m->pbase,
+			      m->plen);
 		srnic_sg_release(&eng->remote);
 		if (more) {
 			/*
@@ -376,7 +390,7 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 			 * a slot holding another WQE is not overwritten.
 			 */
 			if (WARN_ON_ONCE(!dst->held_rwqe) ||
-			    !srnic_recv_hold(dst, srq, eng->rwqe, max_sge)) {
+			    !srnic_recv_hold(dst, srq, eng->rwqe, max_sge, m)) {
 				srnic_recv_fail(dst, srq, cqe.wr_id,
 						IB_WC_LOC_QP_OP_ERR);
 				return SRNIC_RESP_NAK_OP;
@@ -392,9 +406,11 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 
 	cqe.status = IB_WC_SUCCESS;
 	cqe.opcode = place_data ? IB_WC_RECV : IB_WC_RECV_RDMA_WITH_IMM;
-	if (m->tm_wc)
-		cqe.opcode = m->tm_wc;
-	cqe.byte_len = grh + m->len;
+	if (m->tm.wc)
+		cqe.opcode = m->tm.wc;
+	cqe.byte_len = grh + m->len - m->tm.skip;
+	if (m->tm.skip)
+		srnic_tm_cqe_match(&cqe, &m->tm);
 	cqe.qp_num = dst->qpn;
 	if (m->has_imm) {
 		cqe.imm_data = m->imm;

@@ -232,10 +232,47 @@ static u8 srnic_tm_rndv_read(struct srnic_engine *eng,
 	return IB_WC_SUCCESS;
 }
 
+/* A matched tag's TMH in its completion, its data in the tag's buffer. */
+void srnic_tm_cqe_match(struct srnic_cqe *cqe, const struct srnic_tm_piece *tm)
+{
+	cqe->tm_tag_lo = lower_32_bits(tm->tag);
+	cqe->tm_tag_hi = upper_32_bits(tm->tag);
+	cqe->tm_priv = tm->priv;
+	cqe->wc_flags |= SRNIC_CQE_TM_MATCH | SRNIC_CQE_TM_DATA_VALID;
+}
+
+/*
+ * The first packet of an eager message in several matched tag @t: the
+ * QP holds the tag's buffer as a receive WQE for the others, which the
+ * receive path places (less the TMH) and completes with the match.
+ */
+static enum srnic_resp srnic_tm_hold(struct srnic_engine *eng,
+				     struct srnic_qp *dst,
+				     struct srnic_srq *srq,
+				     const struct srnic_tag *t,
+				     const struct srnic_msg *m)
+{
+	struct srnic_recv_wqe_hdr *hdr = eng->rwqe;
+	struct srnic_cqe cqe = {
+		.wr_id = t->wr_id, .status = IB_WC_LOC_QP_OP_ERR,
+		.opcode = SRNIC_WC_TM_RECV, .qp_num = dst->qpn,
+	};
+
+	*hdr = (struct srnic_recv_wqe_hdr){ .wr_id = t->wr_id,
+					    .num_sge = t->num_sge };
+	memcpy(hdr + 1, &t->sge, sizeof(t->sge));
+	if (srnic_recv_hold(dst, srq, hdr, SRNIC_TM_MAX_SGE, m))
+		return SRNIC_RESP_OK;
+	/* The slot holds another message's WQE, which must not be lost. */
+	srnic_qp_set_error(dst);
+	srnic_qp_recv_cqe(dst, srq, &cqe, false);
+	return SRNIC_RESP_NAK_OP;
+}
+
 /*
  * A SEND to @dst, an RC QP on the TM SRQ @srq.  Returns true when the
  * message went to a tag (verdict in *@r); false when it goes to a receive
- * WQE, with the completion's opcode in m->tm_wc.
+ * WQE, with the completion's opcode in m->tm.wc.
  */
 bool srnic_tm_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 		   struct srnic_srq *srq, struct srnic_msg *m,
@@ -252,13 +289,17 @@ bool srnic_tm_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	srnic_sg_init(&hs, h, sizeof(h));
 	srnic_sg_copy(&hs, 0, m->payload, 0, min_t(u64, m->len, sizeof(h)));
 	op = h[0];
-	m->tm_wc = SRNIC_WC_TM_NO_TAG;
+	m->tm.wc = SRNIC_WC_TM_NO_TAG;
 	if (m->len < SRNIC_TMH_SIZE ||
 	    (op != SRNIC_TMH_EAGER && op != SRNIC_TMH_RNDV))
 		return false;
-	m->tm_wc = SRNIC_WC_TM_RECV;
-	/* A rendezvous without its RVH is software's to sort out. */
-	if (op == SRNIC_TMH_RNDV && m->len < sizeof(h)) {
+	m->tm.wc = SRNIC_WC_TM_RECV;
+	/*
+	 * A rendezvous without its RVH is software's to sort out, as is one
+	 * whose header does not fit one packet.
+	 */
+	if (op == SRNIC_TMH_RNDV &&
+	    (m->len < sizeof(h) || !srnic_msg_last(m))) {
 		m->tm_unexp = true;
 		return false;
 	}
@@ -294,22 +335,27 @@ bool srnic_tm_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 		return true;
 	}
 
-	cqe.tm_tag_lo = lower_32_bits(tag);
-	cqe.tm_tag_hi = upper_32_bits(tag);
-	cqe.tm_priv = get_unaligned_be32(h + 4);
-	cqe.wc_flags = SRNIC_CQE_TM_MATCH;
+	m->tm.tag = tag;
+	m->tm.priv = get_unaligned_be32(h + 4);
 	if (op == SRNIC_TMH_EAGER) {
-		cqe.byte_len = m->len - SRNIC_TMH_SIZE;
+		cqe.byte_len = m->plen - SRNIC_TMH_SIZE;
 		srnic_sg_copy(&eng->remote, 0, m->payload, SRNIC_TMH_SIZE,
 			      cqe.byte_len);
 		srnic_sg_release(&eng->remote);
-		cqe.wc_flags |= SRNIC_CQE_TM_DATA_VALID;
+		m->tm.skip = SRNIC_TMH_SIZE;
+		if (!srnic_msg_last(m)) {
+			*r = srnic_tm_hold(eng, dst, srq, &t, m);
+			return true;
+		}
+		srnic_tm_cqe_match(&cqe, &m->tm);
 		srnic_qp_recv_cqe(dst, srq, &cqe, m->solicited);
 		*r = SRNIC_RESP_OK;
 		return true;
 	}
 
 	/* RNDV: the match first, then the data, as mlx5 reports them. */
+	srnic_tm_cqe_match(&cqe, &m->tm);
+	cqe.wc_flags = SRNIC_CQE_TM_MATCH;
 	srnic_qp_recv_cqe(dst, srq, &cqe, false);
 	cqe = (struct srnic_cqe){ .wr_id = t.wr_id, .opcode = SRNIC_WC_TM_RECV,
 				  .qp_num = dst->qpn };

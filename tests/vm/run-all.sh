@@ -73,6 +73,9 @@ if want devices_ns; then
 		sleep 0.01; done; exit 1'; then
 		SRNIC_DEV=srnic4t SRNIC_NETDEV=srthr40 SRNIC_PEER_DEV=srnic4p \
 			run_ksft_always traffic_test
+		# Tag matching with the receiver across the wire: messages a packet at a time.
+		SRNIC_DEV=srnic4t SRNIC_NETDEV=srthr40 SRNIC_PEER_DEV=srnic4p \
+			run_ksft_always tm_test
 		run_check "traffic_test's pairs crossed the veth between the namespaces as packets" \
 			sh -c "rdma statistic show link srnic4t/1 | grep -qE ' tx_packets [1-9]' &&
 			       rdma statistic show link srnic4p/1 | grep -qE ' tx_packets [1-9]'"
