@@ -909,9 +909,17 @@ static void srnic_req_aeth(struct srnic_qp *qp, const struct srnic_pkt *p,
 	}
 }
 
-/* A READ response's AETH, where it has one, acknowledges. */
-static bool srnic_req_resp_aeth_ok(const struct srnic_pkt *p)
+/*
+ * A READ response's shape: a packet of the path MTU but the last (each
+ * stands for one PSN of the READ's, so a shorter one would move the next
+ * PSN expected past the READ's own), and its AETH, where it has one,
+ * acknowledges.
+ */
+static bool srnic_req_resp_ok(const struct srnic_wire_qp *w,
+			      const struct srnic_pkt *p)
 {
+	if (!(p->flags & SRNIC_OPF_LAST) && p->plen != w->mtu)
+		return false;
 	return !(p->flags & SRNIC_OPF_AETH) ||
 	       (srnic_aeth_syndrome((const struct srnic_aeth *)p->next) &
 		SRNIC_AETH_KIND) == SRNIC_AETH_ACK;
@@ -929,7 +937,7 @@ static void srnic_req_read_resp(struct srnic_qp *qp, const struct srnic_pkt *p)
 	if (w->out_op != IB_UVERBS_WR_RDMA_READ || p->psn != w->rd_next ||
 	    p->plen > w->out_len - w->rd_bytes)
 		return;
-	if (!srnic_req_resp_aeth_ok(p))
+	if (!srnic_req_resp_ok(w, p))
 		return;
 	memcpy(w->stage[w->out_stage] + w->rd_bytes, p->payload, p->plen);
 	w->rd_bytes += p->plen;
@@ -960,7 +968,7 @@ static void srnic_req_resp_ahead(struct srnic_wire_qp *w,
 	} else {
 		if (pc->op != IB_UVERBS_WR_RDMA_READ || p->psn != pc->rd_next ||
 		    p->plen > pc->len - pc->rd_bytes ||
-		    pc->stage >= w->nstages || !srnic_req_resp_aeth_ok(p))
+		    pc->stage >= w->nstages || !srnic_req_resp_ok(w, p))
 			return;
 		memcpy(w->stage[pc->stage] + pc->rd_bytes, p->payload, p->plen);
 		pc->rd_bytes += p->plen;

@@ -412,8 +412,10 @@ static bool srnic_wresp_read_dup_ok(const struct srnic_wire_qp *w,
 
 	if (!res || rd->rkey != res->rkey)
 		return false;
+	/* Within the kept READ, should the MTU have changed since (a new AV). */
 	skip = (u64)srnic_psn_diff(rd->psn, res->psn) * w->mtu;
-	return rd->va == res->va + skip && rd->len <= res->len - skip;
+	return skip <= res->len && rd->va == res->va + skip &&
+	       rd->len <= res->len - skip;
 }
 
 /*

@@ -1143,6 +1143,53 @@ TEST_F(rcw, duplicate_read_only_within_kept)
 	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
 }
 
+/*
+ * A READ kept at one MTU, asked again after the QP's MTU grew (the netdev's
+ * MTU raised, the path set again in SQD): a duplicate from its last PSN on
+ * that, at the new MTU, would start beyond the kept READ's end is not
+ * answered (the responder reads only what a READ asked for).
+ */
+TEST_F(rcw, duplicate_read_after_mtu_change)
+{
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_SQD };
+	struct ibv_qp_init_attr ia;
+	uint32_t len = 4 * 256;
+	struct rd_seen seen = { .s = self->ans, .mtu = 256, .psn = W_PSN, .npsn = 4 };
+	uint64_t va;
+	struct rcpkt r;
+
+	/* A path MTU of 1024 on a netdev that carries 256 (600 bytes less RoCEv2's). */
+	ep_destroy(&self->x);
+	ASSERT_EQ(0, sh("ip link set " W_VETH "0 mtu 600"));
+	self->e.port.active_mtu = IBV_MTU_1024;
+	rc_connect(_metadata, self, 0);
+	for (size_t i = 0; i < W_BUF / 4; i++)
+		self->x.buf[i] = rd_byte(i);
+	va = (uintptr_t)self->x.buf;
+	r = rc_reth(OP_READ_REQ, W_PSN, va, self->x.mr->rkey, len);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	rd_reader(&seen);
+	ASSERT_EQ(4u, seen.got);
+	EXPECT_EQ(0u, seen.bad);
+
+	/* The MTU grows: 1500 on the netdev, the path set again. */
+	ASSERT_EQ(0, sh("ip link set " W_VETH "0 mtu 1500"));
+	ASSERT_EQ(0, ibv_modify_qp(self->x.qp, &qa, IBV_QP_STATE));
+	ASSERT_EQ(0, ibv_query_qp(self->x.qp, &qa, IBV_QP_AV, &ia));
+	qa.qp_state = IBV_QPS_SQD;
+	ASSERT_EQ(0, ibv_modify_qp(self->x.qp, &qa, IBV_QP_STATE | IBV_QP_AV));
+	qa.qp_state = IBV_QPS_RTS;
+	ASSERT_EQ(0, ibv_modify_qp(self->x.qp, &qa, IBV_QP_STATE));
+	r = rc_reth(OP_READ_REQ, W_PSN + 3, va + 3 * 1024, self->x.mr->rkey, 64);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	expect_no_answer(_metadata, self);
+	/* The connection goes on. */
+	r = rc_send(W_PSN + 4, 16, 0x21);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	expect_recv(_metadata, self, 16, 0x21);
+	expect_ack(_metadata, self, SYN_ACK, W_PSN + 4);
+}
+
 /* Responses to the READ at W_PSN that come within QUIET_MS each: how many. */
 static uint32_t count_responses(int s)
 {
@@ -1232,15 +1279,21 @@ static void peer_answer(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *se
 	ASSERT_EQ(0, rc_send_pkt(self, &r));
 }
 
-/* The peer's READ RESPONSE ONLY for @psn: @len bytes of @fill. */
-static void peer_read_only(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
-			   uint32_t psn, uint32_t len, uint8_t fill)
+/* The peer's READ RESPONSE @op for @psn: @len bytes of @fill (an AETH but in MIDDLE). */
+static void peer_read_resp(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			   uint8_t op, uint32_t psn, uint32_t len, uint8_t fill)
 {
-	struct rcpkt r = { .opcode = OP_READ_ONLY, .psn = psn, .ext_len = 4, .len = len,
-			   .fill = fill };
+	struct rcpkt r = { .opcode = op, .psn = psn, .ext_len = op == OP_READ_MIDDLE ? 0 : 4,
+			   .len = len, .fill = fill };
 
 	r.ext[0] = SYN_ACK | 0x1f;
 	ASSERT_EQ(0, rc_send_pkt(self, &r));
+}
+
+static void peer_read_only(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			   uint32_t psn, uint32_t len, uint8_t fill)
+{
+	peer_read_resp(_metadata, self, OP_READ_ONLY, psn, len, fill);
 }
 
 /* The peer's ATOMIC ACKNOWLEDGE for @psn: the original value @orig. */
@@ -1504,6 +1557,34 @@ TEST_F(rcw, wrong_responses_ahead_dropped)
 	peer_read_only(_metadata, self, psn + 1, mtu / 2, 0x3c);
 	expect_done(_metadata, self, 0, 2);
 	EXPECT_EQ(-1, all_eq(self->x.buf + 2 * mtu, mtu / 2, 0x3c));
+}
+
+/*
+ * READ responses of the wrong shape: a FIRST shorter than the path MTU and
+ * an empty MIDDLE (each response packet is one PSN of the READ's, so
+ * taking them would move the PSN expected past the READ's own) are
+ * dropped; the right ones then complete the READ with their data.
+ */
+TEST_F(rcw, short_read_responses_dropped)
+{
+	const uint8_t ops[] = { OP_READ_REQ };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+	struct ibv_wc wc;
+
+	/* A Local ACK Timeout of 4 s: the READ does not go again meanwhile. */
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	memset(self->x.buf, 0xee, 2 * mtu);
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 0, 2 * mtu));
+	expect_requests(_metadata, self, ops, 1, psn);
+	peer_read_resp(_metadata, self, OP_READ_FIRST, psn, mtu / 2, 0x11);
+	peer_read_resp(_metadata, self, OP_READ_MIDDLE, psn + 1, 0, 0x11);
+	expect_no_answer(_metadata, self);
+	EXPECT_EQ(0, poll_one(self->x.cq, &wc, 0));
+	peer_read_resp(_metadata, self, OP_READ_FIRST, psn, mtu, 0x5a);
+	peer_read_resp(_metadata, self, OP_READ_LAST, psn + 1, mtu, 0x5a);
+	expect_done(_metadata, self, 1, 1);
+	EXPECT_EQ(-1, all_eq(self->x.buf, 2 * mtu, 0x5a));
 }
 
 /*
