@@ -409,8 +409,11 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	if (m->tm.wc)
 		cqe.opcode = m->tm.wc;
 	cqe.byte_len = grh + m->len - m->tm.skip;
-	if (m->tm.skip)
+	/* A matched tag's message: its data went to the tag's buffer. */
+	if (m->tm.skip) {
 		srnic_tm_cqe_match(&cqe, &m->tm);
+		cqe.wc_flags |= SRNIC_CQE_TM_DATA_VALID;
+	}
 	cqe.qp_num = dst->qpn;
 	if (m->has_imm) {
 		cqe.imm_data = m->imm;

@@ -232,13 +232,13 @@ static u8 srnic_tm_rndv_read(struct srnic_engine *eng,
 	return IB_WC_SUCCESS;
 }
 
-/* A matched tag's TMH in its completion, its data in the tag's buffer. */
+/* A matched tag's TMH in its completion. */
 void srnic_tm_cqe_match(struct srnic_cqe *cqe, const struct srnic_tm_piece *tm)
 {
 	cqe->tm_tag_lo = lower_32_bits(tm->tag);
 	cqe->tm_tag_hi = upper_32_bits(tm->tag);
 	cqe->tm_priv = tm->priv;
-	cqe->wc_flags |= SRNIC_CQE_TM_MATCH | SRNIC_CQE_TM_DATA_VALID;
+	cqe->wc_flags |= SRNIC_CQE_TM_MATCH;
 }
 
 /*
@@ -348,6 +348,7 @@ bool srnic_tm_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 			return true;
 		}
 		srnic_tm_cqe_match(&cqe, &m->tm);
+		cqe.wc_flags |= SRNIC_CQE_TM_DATA_VALID;
 		srnic_qp_recv_cqe(dst, srq, &cqe, m->solicited);
 		*r = SRNIC_RESP_OK;
 		return true;
@@ -355,7 +356,6 @@ bool srnic_tm_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 
 	/* RNDV: the match first, then the data, as mlx5 reports them. */
 	srnic_tm_cqe_match(&cqe, &m->tm);
-	cqe.wc_flags = SRNIC_CQE_TM_MATCH;
 	srnic_qp_recv_cqe(dst, srq, &cqe, false);
 	cqe = (struct srnic_cqe){ .wr_id = t.wr_id, .opcode = SRNIC_WC_TM_RECV,
 				  .qp_num = dst->qpn };
