@@ -10,9 +10,10 @@
  * the moment it loads (wildcard address, no reuse, no device binding), so
  * srnic cannot open its own.  A netfilter hook at PRE_ROUTING, in every
  * network namespace, takes the UDP 4791 packets that arrive on a netdev an
- * srnic device is bound to, before any socket lookup, and leaves every
- * other packet (rxe's on its own netdevs among them) to the stack.  Either
- * module may load first.
+ * srnic device is bound to and are addressed to one of its GIDs (or to a
+ * group), before any socket lookup, and leaves every other packet (rxe's on
+ * its own netdevs, and those a router forwards, among them) to the stack.
+ * Either module may load first.
  *
  * The hook runs in softirq: it only queues the packet for the engine
  * thread of its destination QP and kicks it.  The thread parses and
@@ -72,6 +73,25 @@ static struct udphdr *srnic_net_udp(struct sk_buff *skb, u8 pf)
 	return (struct udphdr *)(skb_network_header(skb) + len);
 }
 
+/*
+ * Whether a packet to port 4791 on @sdev's netdev is for @sdev: to one of
+ * its GIDs, or to a group (UD; its QPs' attachments decide).  A router's
+ * netdev carries RoCEv2 between other hosts, and a host's other addresses
+ * may have their own RoCE device (rxe) or socket.
+ */
+static bool srnic_net_for_us(struct srnic_dev *sdev, const struct sk_buff *skb,
+			     u8 pf)
+{
+	struct in6_addr dgid;
+
+	if (pf == NFPROTO_IPV4)
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr, &dgid);
+	else
+		dgid = ipv6_hdr(skb)->daddr;
+	return srnic_gid_is_mcast(dgid.s6_addr) ||
+	       srnic_gid_is_ours(sdev, dgid.s6_addr);
+}
+
 static unsigned int srnic_net_hook(void *priv, struct sk_buff *skb,
 				   const struct nf_hook_state *state)
 {
@@ -94,6 +114,9 @@ static unsigned int srnic_net_hook(void *priv, struct sk_buff *skb,
 		kfree_skb(skb);
 		return NF_STOLEN;
 	}
+	/* Another host's (forwarded) or another device's: the stack's. */
+	if (!srnic_net_for_us(sdev, skb, state->pf))
+		return NF_ACCEPT;
 	bth = (const struct srnic_bth *)(udp + 1);
 	t = &sdev->sched.threads[srnic_qp_engine(srnic_bth_qpn(bth),
 						 sdev->sched.nthreads)];
@@ -358,9 +381,8 @@ static void srnic_net_recv(struct srnic_thread *t, struct sk_buff *skb)
 		goto drop;
 	if (!srnic_pkt_layout(&p))
 		goto count;
-	/* Only to the device's own addresses, or a group's (UD: its flags). */
-	if (!srnic_gid_is_ours(t->sdev, p.dgid) &&
-	    !((p.flags & SRNIC_OPF_DETH) && srnic_gid_is_mcast(p.dgid)))
+	/* The hook took it for a GID of ours or a group; a group's is UD's. */
+	if (!(p.flags & SRNIC_OPF_DETH) && srnic_gid_is_mcast(p.dgid))
 		goto count;
 	if (p.flags & SRNIC_OPF_DETH) {
 		if (!srnic_net_recv_ud(&t->eng, &p))

@@ -9,12 +9,13 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/vm/cm.sh"		# programs that connect through rdma_cm
 . "$top/tests/vm/kverbs.sh"	# the kernel verbs, from a test module
 . "$top/tests/vm/ulp.sh"	# kernel ULPs: NVMe over RDMA, NFS over RDMA
+. "$top/tests/vm/forward.sh"	# a router's netdev bound to srnic
 
 srnic_setup_main_device || { echo "vm: 0 passed, 1 failed, 0 skipped"; exit 1; }
 
 # SRNIC_SUITES="mr_test hostile_test teardown ..." runs only those parts (default: all); the
-# parts that are not kselftest suites are devices, devices_ns, ksft_runner, tools, cm, kverbs,
-# ulp, pyverbs, install, teardown and rmmod.
+# parts that are not kselftest suites are devices, devices_ns, forward, ksft_runner, tools, cm,
+# kverbs, ulp, pyverbs, install, teardown and rmmod.
 want() { [ -z "${SRNIC_SUITES:-}" ] || [[ " $SRNIC_SUITES " == *" $1 "* ]]; }
 
 # Time limits: the target's settings give each suite 30 minutes; a slower kernel gets more.
@@ -88,6 +89,8 @@ if want devices_ns; then
 	ip link del srthr40 2>/dev/null
 	ip netns del srnicns4 2>/dev/null
 fi
+
+want forward && run_forward
 
 # The installed runner as a user of the kernel's selftests runs it: no SRNIC_DEV (the suite makes
 # its own device and removes it), and without root, from a copy of the user's own (the suite
