@@ -1386,6 +1386,29 @@ TEST_F(rcw, requester_window_and_reads_ahead)
 	expect_done(_metadata, self, 12, 1);
 }
 
+/*
+ * 8-byte WRITEs all go ahead of their ACKs as far as the send queue holds
+ * them (64 here): the responder answers a batch of up to 64 packets with
+ * one ACK, and a window of fewer pieces (32 once) stopped the requester
+ * every round trip, halving the small-message rate between two hosts.
+ */
+TEST_F(rcw, small_writes_all_ahead)
+{
+	enum { N = 64 };
+	uint8_t ops[N];
+
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	for (int i = 0; i < N; i++) {
+		ops[i] = OP_WRITE_ONLY;
+		ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, i, i * 8, 8)) TH_LOG("WRITE %d", i);
+	}
+	expect_requests(_metadata, self, ops, N, W_PSN);
+	expect_no_answer(_metadata, self);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, W_PSN + N - 1, 0);
+	expect_done(_metadata, self, 0, N);
+}
+
 /* The "wire_ahead" of the engine thread @t of W_DEV, or -1. */
 static long long thread_wire_ahead(unsigned int t)
 {
