@@ -24,6 +24,7 @@
 #include <arpa/inet.h>
 #include <netinet/ip.h>
 #include <netinet/udp.h>
+#include <infiniband/tm_types.h>
 
 #include "kselftest_harness.h"
 #include "traffic.h"
@@ -482,6 +483,8 @@ struct rcpkt {
 	uint32_t ext_len;
 	uint32_t len;			/* payload */
 	uint8_t fill;
+	const void *head;		/* the payload's first head_len bytes (a TMH) */
+	uint32_t head_len;
 	const char *saddr;		/* NULL: the peer's */
 };
 
@@ -524,6 +527,8 @@ static size_t build_rc(uint8_t *b, const struct rcpkt *r, uint32_t dqpn)
 	p[11] = r->psn;
 	memcpy(p + 12, r->ext, r->ext_len);
 	memset(p + 12 + r->ext_len, r->fill, r->len);
+	if (r->head)
+		memcpy(p + 12 + r->ext_len, r->head, r->head_len);
 	put_icrc(b, len, 0);
 	return len;
 }
@@ -983,6 +988,180 @@ TEST_F(rcw, send_over_receive_buffer)
 	EXPECT_NE(IBV_WC_SUCCESS, wc.status);
 	EXPECT_TRUE(wait_state(self->x.qp, IBV_QPS_ERR, WC_MS));
 	expect_no_answer(_metadata, self);
+}
+
+/*
+ * srnic's RC QP on a tag matching SRQ (list operations complete on @scq),
+ * connected to the peer's QPN + 1 beside the fixture's QP.
+ */
+struct tmq {
+	struct ibv_cq *scq;
+	struct ibv_srq *srq;
+	struct ep q;
+	struct ibv_tmh tmh;
+};
+
+static void tmq_make(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+		     struct tmq *t)
+{
+	static union ibv_gid peer = { .raw = { [10] = 0xff, [11] = 0xff } };
+	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM,
+		.srq_type = IBV_SRQT_TM, .pd = self->e.pd,
+		.tm_cap = { .max_num_tags = 4, .max_ops = 4 },
+	};
+
+	inet_pton(AF_INET, W_PEER, peer.raw + 12);
+	t->scq = ibv_create_cq(self->e.ctx, 16, NULL, NULL, 0);
+	ASSERT_NE(NULL, t->scq);
+	sa.cq = t->scq;
+	t->srq = ibv_create_srq_ex(self->e.ctx, &sa);
+	if (!t->srq && errno == EOPNOTSUPP)
+		SKIP(return, "the device has no tag matching SRQ");
+	ASSERT_NE(NULL, t->srq) TH_LOG("TM SRQ: %s", strerror(errno));
+	o.srq = t->srq;
+	o.buf_len = 2 * MiB;
+	o.timeout = 20;
+	ASSERT_EQ(0, ep_create(&self->e, &o, &t->q));
+	t->q.dgid = &peer;
+	ASSERT_EQ(0, ep_connect(&t->q, W_PQPN + 1));
+}
+
+static void tmq_destroy(struct tmq *t)
+{
+	ep_destroy(&t->q);
+	if (t->srq)
+		ibv_destroy_srq(t->srq);
+	if (t->scq)
+		ibv_destroy_cq(t->scq);
+}
+
+/* Tag @tag for receive @wr_id: @len bytes at @off of the QP's buffer. */
+static void tmq_tag(struct __test_metadata *_metadata, struct tmq *t, uint64_t wr_id,
+		    uint64_t tag, size_t off, uint32_t len)
+{
+	struct ibv_sge sg = { (uintptr_t)t->q.buf + off, len, t->q.mr->lkey };
+	struct ibv_ops_wr wr = {
+		.wr_id = 1000 + wr_id, .opcode = IBV_WR_TAG_ADD, .flags = IBV_OPS_SIGNALED,
+		.tm.add = { .recv_wr_id = wr_id, .sg_list = &sg, .num_sge = 1,
+			    .tag = tag, .mask = ~0ull },
+	}, *bad;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, ibv_post_srq_ops(t->srq, &wr, &bad));
+	ASSERT_EQ(1, poll_one(t->scq, &wc, WC_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_TM_ADD, wc.opcode);
+}
+
+/* The peer's SEND packet @op to the TM QP: @len bytes, an eager TMH for @tag first. */
+static void tmq_send(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+		     struct tmq *t, uint8_t op, uint32_t psn, uint32_t len, uint64_t tag)
+{
+	struct rcpkt r = rc_send(psn, len, 0x5a);
+
+	t->tmh = (struct ibv_tmh){ .opcode = IBV_TMH_EAGER, .tag = htobe64(tag) };
+	r.opcode = op;
+	r.ackreq = op == OP_SEND_LAST || op == OP_SEND_ONLY;
+	if (op == OP_SEND_FIRST || op == OP_SEND_ONLY) {
+		r.head = &t->tmh;
+		r.head_len = sizeof(t->tmh);
+	}
+	ASSERT_EQ(0, rc_send_to(self, &r, t->q.qp->qp_num));
+}
+
+/* The next completion of the TM QP: @wr_id's, TM_RECV, with @status. */
+static void tmq_done(struct __test_metadata *_metadata, struct tmq *t, uint64_t wr_id,
+		     enum ibv_wc_status status, struct ibv_wc *wc)
+{
+	ASSERT_EQ(1, poll_one(t->q.cq, wc, WC_MS));
+	EXPECT_EQ(wr_id, wc->wr_id);
+	EXPECT_EQ(status, wc->status) TH_LOG("%s", ibv_wc_status_str(wc->status));
+	if (status == IBV_WC_SUCCESS)
+		EXPECT_EQ(IBV_WC_TM_RECV, wc->opcode);
+}
+
+/*
+ * A tag matching QP across the wire, its peer hostile: an eager message
+ * matched at its first packet, then cut by a new message; its tag's
+ * buffer overrun by its last packet; its first packet repeated.  The tag's
+ * receive completes once (in error where the message was), the QP goes to
+ * error with an invalid-request NAK, and a repeated packet matches nothing
+ * twice.
+ */
+/*
+ * The first packet of an eager message for tag 9, then @op (@len bytes):
+ * refused with an invalid-request NAK, the tag's receive completed once
+ * with @status, the QP in error and silent.
+ */
+static void tmq_refused(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			struct tmq *t, uint8_t op, uint32_t len, enum ibv_wc_status status)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu);
+	struct ibv_wc wc;
+
+	tmq_send(_metadata, self, t, OP_SEND_FIRST, W_PSN, mtu, 9);
+	tmq_send(_metadata, self, t, op, W_PSN + 1, len, 9);
+	expect_ack(_metadata, self, SYN_NAK_INV, W_PSN + 1);
+	tmq_done(_metadata, t, 1, status, &wc);
+	EXPECT_TRUE(wait_state(t->q.qp, IBV_QPS_ERR, WC_MS));
+	EXPECT_EQ(0, poll_one(t->q.cq, &wc, QUIET_MS));
+	expect_no_answer(_metadata, self);
+}
+
+TEST_F(rcw, tm_message_cut_by_another)
+{
+	struct tmq t = {};
+
+	tmq_make(_metadata, self, &t);
+	tmq_tag(_metadata, &t, 1, 9, 0, 64 * KiB);
+	tmq_refused(_metadata, self, &t, OP_SEND_ONLY, 64, IBV_WC_WR_FLUSH_ERR);
+	tmq_destroy(&t);
+}
+
+TEST_F(rcw, tm_eager_over_its_tag_buffer)
+{
+	uint32_t end = mtu_bytes(self->e.port.active_mtu) - sizeof(struct ibv_tmh) + 32;
+	struct tmq t = {};
+
+	tmq_make(_metadata, self, &t);
+	/* The first packet's payload fits, and half the last's. */
+	tmq_tag(_metadata, &t, 1, 9, 0, end);
+	memset(t.q.buf + end, 0xee, 4096);
+	tmq_refused(_metadata, self, &t, OP_SEND_LAST, 64, IBV_WC_LOC_LEN_ERR);
+	/* Nothing written past the tag's buffer. */
+	EXPECT_EQ(-1, all_eq(t.q.buf + end, 4096, 0xee));
+	tmq_destroy(&t);
+}
+
+TEST_F(rcw, tm_first_packet_again_matches_once)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu);
+	struct tmq t = {};
+	struct ibv_wc wc;
+
+	tmq_make(_metadata, self, &t);
+	tmq_tag(_metadata, &t, 1, 9, 0, 64 * KiB);
+	tmq_tag(_metadata, &t, 2, 9, 64 * KiB, 64 * KiB);
+	tmq_send(_metadata, self, &t, OP_SEND_FIRST, W_PSN, mtu, 9);
+	tmq_send(_metadata, self, &t, OP_SEND_FIRST, W_PSN, mtu, 9);
+	tmq_send(_metadata, self, &t, OP_SEND_LAST, W_PSN + 1, 100, 9);
+	expect_ack(_metadata, self, SYN_ACK, W_PSN + 1);
+	tmq_done(_metadata, &t, 1, IBV_WC_SUCCESS, &wc);
+	EXPECT_EQ(IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID,
+		  wc.wc_flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID));
+	EXPECT_EQ(mtu - sizeof(struct ibv_tmh) + 100, wc.byte_len);
+	EXPECT_EQ(-1, all_eq(t.q.buf, wc.byte_len, 0x5a));
+	/* The second tag is still there for the next message. */
+	tmq_send(_metadata, self, &t, OP_SEND_ONLY, W_PSN + 2, 64, 9);
+	expect_ack(_metadata, self, SYN_ACK, W_PSN + 2);
+	tmq_done(_metadata, &t, 2, IBV_WC_SUCCESS, &wc);
+	EXPECT_EQ(64 - sizeof(struct ibv_tmh), wc.byte_len);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(t.q.qp));
+	tmq_destroy(&t);
 }
 
 /* The bytes of srnic's buffer that READs fetch: each from its offset. */
