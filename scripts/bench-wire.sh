@@ -70,6 +70,11 @@ figures() {
 }
 
 wire_up || { echo "bench: the wire did not come up" >&2; exit 1; }
+# SRNIC_BENCH_LINK_MTU=N: the link's MTU on both sides (default: the NIC's, 1500).
+if [ -n "${SRNIC_BENCH_LINK_MTU:-}" ]; then
+	ip link set "$WIRE_IF" mtu "$SRNIC_BENCH_LINK_MTU" || exit 1
+	wire_sync link-mtu
+fi
 # The link's MTU, which the devices' path MTU follows (less the RoCEv2 headers).
 put link_mtu "$(cat "/sys/class/net/$WIRE_IF/mtu")"
 # The link itself: TCP for 5 s, a sending, in MB/s (2^20 B) as the receiver counted.
