@@ -118,9 +118,9 @@
  * srnic_wire_qp: ahead); the bytes also for all the QPs of an engine
  * thread together (struct srnic_thread: wire_ahead).  Eight QPs with a
  * window each overflowed the receiver's queue (SRNIC_RXQ_MAX) or took
- * longer than a timeout to drain from it: every piece went twice.  The
- * pieces more than a responder's batch (SRNIC_RX_BUDGET packets, answered
- * by one coalesced ACK): with 32, small messages stopped every round trip.
+ * longer than a timeout to drain from it: every piece went twice.  More
+ * pieces than a responder answers with one coalesced ACK (a visit takes
+ * SRNIC_RX_BUDGET packets): at 32, small messages stopped every round trip.
  */
 #define SRNIC_WIRE_WINDOW	128
 #define SRNIC_WIRE_WINDOW_BYTES	SZ_1M
