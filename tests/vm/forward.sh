@@ -17,8 +17,7 @@ fw_setup() {
 	ip link add srfw2 netns srfwr type veth peer name srfw3 netns srfwb || return 1
 	fw_addr srfwa srfw0 48 1 && fw_addr srfwr srfw1 48 2 &&
 	fw_addr srfwr srfw2 49 2 && fw_addr srfwb srfw3 49 1 || return 1
-	fw_ns srfwa ip route add default via 10.48.0.2 && fw_ns srfwa ip -6 route add default via fd48::2 &&
-	fw_ns srfwb ip route add default via 10.49.0.2 && fw_ns srfwb ip -6 route add default via fd49::2 &&
+	fw_route srfwa 48 && fw_route srfwb 49 &&
 	fw_ns srfwr sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 || return 1
 	fw_ns srfwr rdma link add srnicfw type srnic netdev srfw1 || return 1
 	# The hook decides by the GID table, which follows the netdev's addresses a moment later.
@@ -30,6 +29,11 @@ fw_setup() {
 fw_addr() {
 	fw_ns "$1" ip addr add "10.$3.0.$4/24" dev "$2" &&
 	fw_ns "$1" ip -6 addr add "fd$3::$4/64" dev "$2" nodad && fw_ns "$1" ip link set "$2" up
+}
+
+# fw_route NS NET: NS's default routes through r's address on net NET.
+fw_route() {
+	fw_ns "$1" ip route add default via "10.$2.0.2" && fw_ns "$1" ip -6 route add default via "fd$2::2"
 }
 
 # fw_gid DEV GID: waits (bounded) until DEV's port has GID.
@@ -87,7 +91,7 @@ fw_got() {
 	grep -q "^$2\.*\$" "$1" || { sed 's/^/#   /' "$1"; return 1; }
 }
 
-# fw_through FAMILY-ADDR: a datagram from a to b's ADDR goes through r.
+# fw_through ADDR: a datagram from a to b's ADDR goes through r.
 fw_through() {
 	fw_recv srfwb "$1" "$FW_OUT" && fw_send srfwa "$1" "fwd$1" && fw_got "$FW_OUT" "fwd$1"
 }
