@@ -658,7 +658,7 @@ struct srnic_wire_qp {
 	 * received.  Under @lock.
 	 */
 	struct srnic_wire_piece *ahead;
-	u8 ahead_head, ahead_n;
+	u8 ahead_head, ahead_n;		/* SRNIC_WIRE_WINDOW at most */
 	u32 ahead_bytes;
 	u32 next_idx;
 	u64 next_off;

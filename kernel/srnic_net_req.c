@@ -266,7 +266,6 @@ static void srnic_req_unwindow(struct srnic_qp *qp, struct srnic_wire_piece *p)
 static struct srnic_wire_piece *srnic_req_ahead_at(struct srnic_wire_qp *w,
 						   u32 i)
 {
-	static_assert(SRNIC_WIRE_WINDOW <= U8_MAX);	/* ahead_head, ahead_n */
 	return &w->ahead[(w->ahead_head + i) % SRNIC_WIRE_WINDOW];
 }
 

@@ -442,6 +442,7 @@ static int srnic_qp_resolve_path(struct srnic_qp *qp)
 	    qp->ibqp.qp_type == IB_QPT_XRC_INI) {
 		if (srnic_qp_wire_stages(qp, 1))
 			return -ENOMEM;
+		BUILD_BUG_ON(SRNIC_WIRE_WINDOW > U8_MAX);	/* ahead_n */
 		if (!qp->w.ahead)
 			qp->w.ahead = kvcalloc(SRNIC_WIRE_WINDOW,
 					       sizeof(*qp->w.ahead), GFP_KERNEL);
