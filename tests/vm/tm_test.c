@@ -78,21 +78,6 @@ FIXTURE_VARIANT_ADD(tm, large) { .len = 64 * KiB };
 /* Not a multiple of any MTU: on the wire, a short last packet. */
 FIXTURE_VARIANT_ADD(tm, uneven) { .len = 5000 };
 
-static struct ibv_srq *tm_srq(struct env *e, struct ibv_cq_ex *cq,
-			      uint32_t tags)
-{
-	struct ibv_srq_init_attr_ex sa = {
-		.attr = { .max_wr = 64, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM,
-		.srq_type = IBV_SRQT_TM, .pd = e->pd,
-		.cq = ibv_cq_ex_to_cq(cq),
-		.tm_cap = { .max_num_tags = tags, .max_ops = 16 },
-	};
-
-	return ibv_create_srq_ex(e->ctx, &sa);
-}
-
 FIXTURE_SETUP(tm)
 {
 	struct ibv_cq_init_attr_ex ca = {
@@ -107,8 +92,8 @@ FIXTURE_SETUP(tm)
 		SKIP(return, "the device reports no RC tag matching");
 	self->tcq = ibv_create_cq_ex(env_of_peer(&self->e)->ctx, &ca);
 	ASSERT_NE(NULL, self->tcq) TH_LOG("create_cq_ex: %s", strerror(errno));
-	self->srq = tm_srq(env_of_peer(&self->e), self->tcq,
-			   self->ex.tm_caps.max_num_tags);
+	self->srq = tm_srq_create(env_of_peer(&self->e), ibv_cq_ex_to_cq(self->tcq),
+				  self->ex.tm_caps.max_num_tags);
 	ASSERT_NE(NULL, self->srq) TH_LOG("TM SRQ: %s", strerror(errno));
 	oa = qp_defaults(&self->e, IBV_QPT_RC);
 	ob = oa;
@@ -517,7 +502,8 @@ TEST_F(tm, refusals)
 	OP_DONE(self, IBV_WC_TM_ADD, 1007, IBV_WC_SUCCESS);
 	EXPECT_EQ(0, poll_tm(self->tcq, &c, 0));
 	/* A list bigger than the device's, and list operations elsewhere. */
-	EXPECT_EQ(NULL, tm_srq(env_of_peer(&self->e), self->tcq, max + 1));
+	EXPECT_EQ(NULL, tm_srq_create(env_of_peer(&self->e),
+					 ibv_cq_ex_to_cq(self->tcq), max + 1));
 	EXPECT_EQ(EINVAL, errno);
 	basic = ibv_create_srq(env_of_peer(&self->e)->pd, &sa);
 	ASSERT_NE(NULL, basic);

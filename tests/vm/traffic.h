@@ -183,6 +183,20 @@ static inline void ep_destroy(struct ep *x)
 	memset(x, 0, sizeof(*x));
 }
 
+/* A tag matching SRQ of @tags tags on @e's PD; its list operations complete on @cq. */
+static inline struct ibv_srq *tm_srq_create(struct env *e, struct ibv_cq *cq, uint32_t tags)
+{
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 64, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM,
+		.srq_type = IBV_SRQT_TM, .pd = e->pd, .cq = cq,
+		.tm_cap = { .max_num_tags = tags, .max_ops = 16 },
+	};
+
+	return ibv_create_srq_ex(e->ctx, &sa);
+}
+
 static inline int ep_create(struct env *e, const struct qp_opts *o, struct ep *x)
 {
 	struct ibv_qp_init_attr init = {

@@ -1006,19 +1006,11 @@ static void tmq_make(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
 {
 	static union ibv_gid peer = { .raw = { [10] = 0xff, [11] = 0xff } };
 	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
-	struct ibv_srq_init_attr_ex sa = {
-		.attr = { .max_wr = 16, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM,
-		.srq_type = IBV_SRQT_TM, .pd = self->e.pd,
-		.tm_cap = { .max_num_tags = 4, .max_ops = 4 },
-	};
 
 	inet_pton(AF_INET, W_PEER, peer.raw + 12);
 	t->scq = ibv_create_cq(self->e.ctx, 16, NULL, NULL, 0);
 	ASSERT_NE(NULL, t->scq);
-	sa.cq = t->scq;
-	t->srq = ibv_create_srq_ex(self->e.ctx, &sa);
+	t->srq = tm_srq_create(&self->e, t->scq, 4);
 	if (!t->srq && errno == EOPNOTSUPP)
 		SKIP(return, "the device has no tag matching SRQ");
 	ASSERT_NE(NULL, t->srq) TH_LOG("TM SRQ: %s", strerror(errno));
