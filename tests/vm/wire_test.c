@@ -2262,6 +2262,74 @@ TEST_F(rcw, random_answers_survived)
 	expect_done(_metadata, self, 77, 1);
 }
 
+/*
+ * A child's flood of READ responses and ACKs for @ms, at the QPN the parent
+ * keeps in *@qpn (its QP of the moment) and the seven before it.
+ */
+static void flood_answers(FIXTURE_DATA(rcw) *self, volatile uint32_t *qpn, uint32_t mtu,
+			  uint64_t ms)
+{
+	static const uint8_t ops[] = { OP_ACK, OP_READ_ONLY, OP_READ_FIRST, OP_READ_MIDDLE };
+
+	for (uint64_t end = now_ms() + ms, i = 0; now_ms() < end; i++) {
+		uint8_t op = ops[i % sizeof(ops)];
+		struct rcpkt r = { .opcode = op, .psn = W_PSN + i % 4,
+				   .ext_len = op == OP_READ_MIDDLE ? 0 : 4,
+				   .len = op == OP_ACK ? 0 : op == OP_READ_ONLY ? 64 : mtu,
+				   .fill = i };
+
+		r.ext[0] = SYN_ACK | 0x1f;
+		if (rc_send_to(self, &r, *qpn - i / sizeof(ops) % 8))
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/*
+ * Answers are taken in the receive softirq, which finds their QP without
+ * the table's lock: a peer flooding READ responses and ACKs at the numbers
+ * of QPs that are destroyed and made again meanwhile, each with a READ in
+ * flight, hurts nothing (the debug kernel's KASAN and lockdep watch); what
+ * finds no QP is dropped and counted, and a new connection works.
+ */
+TEST_F(rcw, answers_flood_qps_coming_and_going)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), *qpn;
+	long long drop0 = counter("rx_dropped");
+	const uint8_t wr1[] = { OP_WRITE_ONLY };
+	int rounds = 0, st = -1;
+	struct answer a;
+	pid_t pid;
+
+	qpn = mmap(NULL, sizeof(*qpn), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, qpn);
+	*qpn = self->x.qp->qp_num;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		flood_answers(self, qpn, mtu, 3000);
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 0, 64));
+		while (!next_answer(self->ans, &a, 1))
+			;
+		ep_destroy(&self->x);
+		rc_connect(_metadata, self, 0);
+		__atomic_store_n(qpn, self->x.qp->qp_num, __ATOMIC_RELAXED);
+		rounds++;
+	}
+	munmap(qpn, sizeof(*qpn));
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	TH_LOG("%d QPs made and destroyed under the flood", rounds);
+	EXPECT_LT(1, rounds);
+	EXPECT_LT(drop0, counter("rx_dropped"));
+	while (!next_answer(self->ans, &a, 0))
+		;
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 77, 0, 64));
+	expect_requests(_metadata, self, wr1, 1, W_PSN);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, W_PSN, 0);
+	expect_done(_metadata, self, 77, 1);
+}
+
 /* ---- multicast (fixture wire) ---- */
 
 #define W_GROUP "239.77.0.5"
