@@ -240,7 +240,8 @@ struct srnic_thread {
 	wait_queue_head_t scanned;	/* srnic_engine_sync() waiters */
 	struct srnic_engine_status *status; /* its record, user-visible */
 	struct srnic_engine eng;
-	struct sk_buff_head rxq;	/* requests from the wire (srnic_net.c) */
+	struct sk_buff_head rxq;	/* from the wire (srnic_net.c) */
+	unsigned long rx_taken;		/* packets taken from @rxq, ever */
 	u64 *idle_us;			/* per CPU, at idle_at: srnic_engine.c */
 	u64 idle_at;
 	unsigned long idle_jiffy;
@@ -628,6 +629,12 @@ struct srnic_wire_qp {
 	u32 nak_psn;			/* the PSN an RNR or sequence NAK named */
 	u32 got;			/* ... the furthest one named so far */
 	u8 backoff;			/* timeouts without progress, in a row */
+	/*
+	 * Its timer ran out with packets queued for the QP's thread: it is
+	 * believed once the thread has taken them (@expired_mark).
+	 */
+	bool expired;
+	unsigned long expired_mark;
 	/* The answer, written by the receive path: under @lock. */
 	spinlock_t lock;
 	bool answered;

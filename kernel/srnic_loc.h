@@ -70,7 +70,6 @@ void srnic_qp_set_active(struct srnic_dev *sdev, u32 qpn, bool active);
 void srnic_qp_unpublish(struct srnic_dev *sdev, u32 qpn);
 void srnic_qp_put(struct srnic_qp *qp);
 struct srnic_qp *srnic_qp_get(struct srnic_dev *sdev, u32 qpn);
-struct srnic_qp *srnic_qp_get_srcu(struct srnic_dev *sdev, u32 qpn);
 
 /* srnic_srq.c */
 int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,

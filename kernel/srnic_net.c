@@ -15,17 +15,10 @@
  * its own netdevs, and those a router forwards, among them) to the stack.
  * Either module may load first.
  *
- * The hook runs in softirq.  An answer for a requester (ACK, NAK, READ
- * response, atomic acknowledge) is taken there and then, as a NIC's
- * completer takes its responses: it touches only the QP's wire record
- * (under w->lock) and its READ stage, kernel memory, so nothing waits, and
- * the engine thread is woken once a piece is answered, not per packet (on
- * a guest whose one CPU an application's CQ poll keeps busy, a woken
- * thread waits for that task's slice, about half a millisecond, each time).
- * A request is queued for the engine thread of its destination QP, which
- * parses and checks it in process context, inside srnic_engine_srcu (no
- * sleeping allocation there), and hands it to the QP's responder: it
- * reaches user memory, whose ODP faults sleep.  A queue holds
+ * The hook runs in softirq: it only queues the packet for the engine
+ * thread of its destination QP and kicks it.  The thread parses and
+ * checks it in process context, inside srnic_engine_srcu (no sleeping
+ * allocation there), and hands it to the QP's responder.  A queue holds
  * SRNIC_RXQ_MAX packets at most; more are dropped and counted.
  */
 #include <linux/netfilter.h>
@@ -98,6 +91,59 @@ static bool srnic_net_for_us(struct srnic_dev *sdev, const struct sk_buff *skb,
 	return srnic_gid_is_mcast(dgid.s6_addr) ||
 	       srnic_gid_is_ours(sdev, dgid.s6_addr);
 }
+
+static unsigned int srnic_net_hook(void *priv, struct sk_buff *skb,
+				   const struct nf_hook_state *state)
+{
+	struct udphdr *udp = srnic_net_udp(skb, state->pf);
+	const struct srnic_bth *bth;
+	struct srnic_thread *t;
+	struct srnic_dev *sdev;
+
+	if (!udp)
+		return NF_ACCEPT;
+	sdev = srnic_dev_by_netdev_rcu(state->in);
+	if (!sdev)
+		return NF_ACCEPT;
+	/*
+	 * The IP stack's copy of a multicast this host sent (it loops one
+	 * back once the host joined the group): the device delivered to its
+	 * own QPs already (srnic_mcast_deliver).
+	 */
+	if (skb->pkt_type == PACKET_LOOPBACK) {
+		kfree_skb(skb);
+		return NF_STOLEN;
+	}
+	/* Another host's (forwarded) or another device's: the stack's. */
+	if (!srnic_net_for_us(sdev, skb, state->pf))
+		return NF_ACCEPT;
+	bth = (const struct srnic_bth *)(udp + 1);
+	t = &sdev->sched.threads[srnic_qp_engine(srnic_bth_qpn(bth),
+						 sdev->sched.nthreads)];
+	if (skb_queue_len(&t->rxq) >= SRNIC_RXQ_MAX) {
+		srnic_count(sdev, SRNIC_PC_RX_DROPPED);
+		kfree_skb(skb);
+		return NF_STOLEN;
+	}
+	skb_queue_tail(&t->rxq, skb);
+	srnic_thread_kick(t);
+	return NF_STOLEN;
+}
+
+static const struct nf_hook_ops srnic_nf_ops[] = {
+	{
+		.hook = srnic_net_hook,
+		.pf = NFPROTO_IPV4,
+		.hooknum = NF_INET_PRE_ROUTING,
+		.priority = NF_IP_PRI_FIRST,
+	},
+	{
+		.hook = srnic_net_hook,
+		.pf = NFPROTO_IPV6,
+		.hooknum = NF_INET_PRE_ROUTING,
+		.priority = NF_IP6_PRI_FIRST,
+	},
+};
 
 /* The GIDs and the traffic fields of the packet's IP header. */
 static void srnic_pkt_addrs(struct srnic_pkt *p)
@@ -269,23 +315,11 @@ static enum ib_qp_type srnic_pkt_qpt(const struct srnic_pkt *p)
 }
 
 /*
- * Whether @qp takes RC, UC or XRC packet @p: a QP of the opcode's service,
- * connected across the wire to the packet's source address (a QP number
- * alone would let any host in), and receiving (a QP in error, or not yet
- * receiving, answers nothing).
- */
-static bool srnic_net_from_peer(struct srnic_qp *qp, const struct srnic_pkt *p)
-{
-	return qp->ibqp.qp_type == srnic_pkt_qpt(p) &&
-	       READ_ONCE(qp->xport) == &srnic_wire &&
-	       !memcmp(p->sgid, qp->w.dgid, 16) &&
-	       !memcmp(p->dgid, qp->sgid, 16) &&
-	       srnic_qp_receives(READ_ONCE(qp->state));
-}
-
-/*
- * A request for an RC, UC or XRC QP's responder, from its peer.  Returns 0
- * when done with @skb, 1 when it was kept to run later, -1 to drop it.
+ * An RC, UC or XRC packet: for a QP of the opcode's service, connected
+ * across the wire to the packet's source address (a QP number alone would
+ * let any host in).  Requests go to the QP's responder, answers to its
+ * requester.  Returns 0 when done with @skb, 1 when it was kept to run
+ * later, -1 to drop it.
  */
 static int srnic_net_recv_connected(struct srnic_engine *eng,
 				    struct srnic_pkt *p, struct sk_buff *skb)
@@ -293,11 +327,17 @@ static int srnic_net_recv_connected(struct srnic_engine *eng,
 	struct srnic_qp *qp;
 	int ret = 0;
 
-	qp = srnic_qp_get_srcu(p->sdev, srnic_bth_qpn(p->bth));
+	qp = srnic_qp_get(p->sdev, srnic_bth_qpn(p->bth));
 	if (!qp)
 		return -1;
-	if (!srnic_net_from_peer(qp, p))
+	/* A QP in error, or not yet receiving, answers nothing. */
+	if (qp->ibqp.qp_type != srnic_pkt_qpt(p) ||
+	    READ_ONCE(qp->xport) != &srnic_wire ||
+	    memcmp(p->sgid, qp->w.dgid, 16) || memcmp(p->dgid, qp->sgid, 16) ||
+	    !srnic_qp_receives(READ_ONCE(qp->state)))
 		ret = -1;
+	else if (!(p->flags & SRNIC_OPF_REQ))
+		srnic_net_req_rx(qp, p);
 	else if (!qp->w.rd.active)
 		srnic_net_resp_rx(eng, qp, p);
 	else
@@ -332,40 +372,6 @@ static bool srnic_pkt_layout(struct srnic_pkt *p)
 	return p->plen == 0 || (op->flags & SRNIC_OPF_PAYLOAD);
 }
 
-/*
- * An answer for a requester, in the receive softirq (see the top of this
- * file): parsed, checked, handed to the QP's requester.
- */
-static void srnic_net_recv_answer(struct srnic_dev *sdev, struct sk_buff *skb)
-{
-	struct srnic_qp *qp = NULL;
-	struct srnic_pkt p;
-	int srcu;
-
-	srcu = srcu_read_lock(&srnic_engine_srcu);
-	if (!srnic_pkt_parse(sdev, skb, &p))
-		goto drop;
-	/* The hook took it for a GID of ours or a group: a group's is UD's. */
-	if (srnic_pkt_layout(&p) && !srnic_gid_is_mcast(p.dgid))
-		qp = srnic_qp_get_srcu(sdev, srnic_bth_qpn(p.bth));
-	if (!qp)
-		goto count;
-	if (!srnic_net_from_peer(qp, &p)) {
-		srnic_qp_put(qp);
-		goto count;
-	}
-	srnic_net_req_rx(qp, &p);
-	srnic_qp_put(qp);
-	srcu_read_unlock(&srnic_engine_srcu, srcu);
-	consume_skb(skb);
-	return;
-count:
-	srnic_count(sdev, SRNIC_PC_RX_DROPPED);
-drop:
-	srcu_read_unlock(&srnic_engine_srcu, srcu);
-	kfree_skb(skb);
-}
-
 /* One packet from the queue: parsed, checked, handed to its responder. */
 static void srnic_net_recv(struct srnic_thread *t, struct sk_buff *skb)
 {
@@ -396,70 +402,6 @@ count:
 drop:
 	kfree_skb(skb);
 }
-
-/* An answer for a requester: an opcode srnic knows that is not a request. */
-static bool srnic_op_is_answer(u8 opcode)
-{
-	return (srnic_opcode[opcode].flags &
-		(SRNIC_OPF_VALID | SRNIC_OPF_REQ)) == SRNIC_OPF_VALID;
-}
-
-static unsigned int srnic_net_hook(void *priv, struct sk_buff *skb,
-				   const struct nf_hook_state *state)
-{
-	struct udphdr *udp = srnic_net_udp(skb, state->pf);
-	const struct srnic_bth *bth;
-	struct srnic_thread *t;
-	struct srnic_dev *sdev;
-
-	if (!udp)
-		return NF_ACCEPT;
-	sdev = srnic_dev_by_netdev_rcu(state->in);
-	if (!sdev)
-		return NF_ACCEPT;
-	/*
-	 * The IP stack's copy of a multicast this host sent (it loops one
-	 * back once the host joined the group): the device delivered to its
-	 * own QPs already (srnic_mcast_deliver).
-	 */
-	if (skb->pkt_type == PACKET_LOOPBACK) {
-		kfree_skb(skb);
-		return NF_STOLEN;
-	}
-	/* Another host's (forwarded) or another device's: the stack's. */
-	if (!srnic_net_for_us(sdev, skb, state->pf))
-		return NF_ACCEPT;
-	bth = (const struct srnic_bth *)(udp + 1);
-	if (srnic_op_is_answer(bth->opcode)) {
-		srnic_net_recv_answer(sdev, skb);
-		return NF_STOLEN;
-	}
-	t = &sdev->sched.threads[srnic_qp_engine(srnic_bth_qpn(bth),
-						 sdev->sched.nthreads)];
-	if (skb_queue_len(&t->rxq) >= SRNIC_RXQ_MAX) {
-		srnic_count(sdev, SRNIC_PC_RX_DROPPED);
-		kfree_skb(skb);
-		return NF_STOLEN;
-	}
-	skb_queue_tail(&t->rxq, skb);
-	srnic_thread_kick(t);
-	return NF_STOLEN;
-}
-
-static const struct nf_hook_ops srnic_nf_ops[] = {
-	{
-		.hook = srnic_net_hook,
-		.pf = NFPROTO_IPV4,
-		.hooknum = NF_INET_PRE_ROUTING,
-		.priority = NF_IP_PRI_FIRST,
-	},
-	{
-		.hook = srnic_net_hook,
-		.pf = NFPROTO_IPV6,
-		.hooknum = NF_INET_PRE_ROUTING,
-		.priority = NF_IP6_PRI_FIRST,
-	},
-};
 
 /*
  * The READs whose responses go out from thread @t's QPs: the next part of
@@ -501,6 +443,7 @@ int srnic_net_rx(struct srnic_thread *t, unsigned long *timer)
 	int n = 0;
 
 	while (n < SRNIC_RX_BUDGET && (skb = skb_dequeue(&t->rxq))) {
+		WRITE_ONCE(t->rx_taken, t->rx_taken + 1);
 		srnic_net_recv(t, skb);
 		n++;
 	}

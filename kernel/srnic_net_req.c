@@ -27,9 +27,9 @@
  * timeout forgets the pieces after the one it names; they go again, same
  * PSNs.
  *
- * Answers arrive in the receive softirq (srnic_net.c), while the requester
- * runs on the QP's engine thread or in a doorbell call: the record is
- * under qp->w.lock, taken with bottom halves off in process context.
+ * Answers arrive on the QP's engine thread (srnic_net.c queues a packet by
+ * its destination QP), while the requester may run in a doorbell call: the
+ * record is under qp->w.lock.
  */
 #include "srnic_net.h"
 #include "srnic_transport.h"
@@ -430,24 +430,25 @@ static void srnic_req_send_from(struct srnic_qp *qp, const struct srnic_msg *m,
 	srnic_net_txp_path(qp, &t);
 	if (m->opcode == IB_UVERBS_WR_RDMA_READ) {
 		/* One view of where the READ is: a response may land meanwhile. */
-		spin_lock_bh(&w->lock);
+		spin_lock(&w->lock);
 		rd_next = w->rd_next;
 		rd_bytes = w->rd_bytes;
-		spin_unlock_bh(&w->lock);
+		spin_unlock(&w->lock);
 		ok = srnic_req_send_read(qp, m, &t, rd_next, rd_bytes);
 	}
 	else if (srnic_opcode_is_atomic(m->opcode))
 		ok = srnic_req_send_atomic(qp, m, &t, w->out_first);
 	else
 		ok = srnic_req_send_data(qp, m, &t, w->out_first, from, &stop);
-	spin_lock_bh(&w->lock);
+	spin_lock(&w->lock);
 	w->tx_stalled = !ok;
 	w->stall_psn = stop;
 	/* The timer runs from the last packet: a part that went is progress. */
 	if (ok) {
 		w->out_until = jiffies + srnic_req_timeout(qp, w->backoff);
+		w->expired = false;
 	}
-	spin_unlock_bh(&w->lock);
+	spin_unlock(&w->lock);
 }
 
 /*
@@ -472,7 +473,7 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 	u32 n;
 
 	/* Recorded first: its answer may come before the last packet has gone. */
-	spin_lock_bh(&w->lock);
+	spin_lock(&w->lock);
 	if (!w->resume) {
 		/* Its PSNs: one per packet (a READ: per response packet). */
 		n = srnic_opcode_is_atomic(m->opcode) ? 1 :
@@ -501,7 +502,8 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 	w->sent_from = m->opcode == IB_UVERBS_WR_RDMA_READ ? w->rd_next :
 		       w->resume_psn;
 	w->out_until = jiffies + srnic_req_timeout(qp, w->backoff);
-	spin_unlock_bh(&w->lock);
+	w->expired = false;
+	spin_unlock(&w->lock);
 	srnic_req_send_from(qp, m, w->sent_from);
 }
 
@@ -536,6 +538,26 @@ static void srnic_req_again(struct srnic_wire_qp *w, u32 from, bool timeout,
 	srnic_req_cut(w, 0);
 }
 
+/*
+ * Whether packets that were queued for @qp's thread when the head's timer
+ * ran out are still queued: its answer may be among them.  A thread busy
+ * sending (a millisecond a packet on a debug kernel) reads its queue late,
+ * and a timeout believed then sends again what was received.  Only those
+ * packets are waited for: a flood arriving later cannot hold the timer.
+ */
+static bool srnic_req_answers_queued(struct srnic_qp *qp)
+{
+	struct srnic_thread *t = srnic_qp_thread(qp);
+	unsigned long taken = READ_ONCE(t->rx_taken);
+	struct srnic_wire_qp *w = &qp->w;
+
+	if (!w->expired) {
+		w->expired = true;
+		w->expired_mark = taken + skb_queue_len_lockless(&t->rxq);
+	}
+	return (long)(w->expired_mark - taken) > 0;
+}
+
 /* What the head's piece lacks: from its first PSN no ACK covers. */
 static u32 srnic_req_resume_from(const struct srnic_wire_qp *w)
 {
@@ -555,7 +577,7 @@ static bool srnic_req_same(struct srnic_wire_qp *w, const struct srnic_msg *m)
 	if (w->out_off == m->off && w->out_op == m->opcode &&
 	    w->out_len == m->plen)
 		return true;
-	spin_lock_bh(&w->lock);
+	spin_lock(&w->lock);
 	srnic_req_cut(w, 0);
 	w->out = false;
 	w->answered = false;
@@ -565,7 +587,7 @@ static bool srnic_req_same(struct srnic_wire_qp *w, const struct srnic_msg *m)
 	w->psn_top = w->psn;
 	if (srnic_psn_diff(w->una, w->psn) > 0)
 		w->una = w->psn;
-	spin_unlock_bh(&w->lock);
+	spin_unlock(&w->lock);
 	return false;
 }
 
@@ -578,7 +600,7 @@ static void srnic_req_answer(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	struct srnic_wire_qp *w = &qp->w;
 
-	spin_lock_bh(&w->lock);
+	spin_lock(&w->lock);
 	if (w->answered) {
 		/* Answers flow again: the window may open. */
 		w->tx_full = false;
@@ -600,13 +622,16 @@ static void srnic_req_answer(struct srnic_engine *eng, struct srnic_qp *qp,
 	} else if (time_before(jiffies, w->out_until)) {
 		rep->r = SRNIC_RESP_PENDING;
 		rep->until = w->out_until;
+	} else if (srnic_req_answers_queued(qp)) {
+		rep->r = SRNIC_RESP_PENDING;
+		rep->until = jiffies + 1;
 	} else {
 		/* No answer: all goes again from what is known received. */
 		srnic_req_again(w, srnic_req_resume_from(w), true, rep);
 		rep->r = SRNIC_RESP_DROP;
 		rep->waited = true;
 	}
-	spin_unlock_bh(&w->lock);
+	spin_unlock(&w->lock);
 }
 
 /* Records answer @r for the outstanding piece and wakes its QP. */
@@ -641,12 +666,12 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	struct srnic_wire_qp *w = &qp->w;
 	struct srnic_wire_piece *p;
 
-	spin_lock_bh(&w->lock);
+	spin_lock(&w->lock);
 	p = srnic_req_ahead_at(w, 0);
 	if (p->idx != qp->sq_cons || p->off != m->off || p->op != m->opcode ||
 	    p->len != m->plen) {
 		srnic_req_cut(w, 0);
-		spin_unlock_bh(&w->lock);
+		spin_unlock(&w->lock);
 		return;
 	}
 	w->out_first = p->first;
@@ -670,6 +695,7 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	 */
 	w->out_until = (srnic_req_acked_by_response(p->op) ? jiffies : p->sent) +
 		       srnic_req_timeout(qp, 0);
+	w->expired = false;
 	w->answered = p->answered;
 	w->ans = p->ans;
 	w->nak_psn = p->nak_psn;
@@ -689,7 +715,7 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	w->ahead_head = (w->ahead_head + 1) % SRNIC_WIRE_WINDOW;
 	w->ahead_n--;
 	srnic_req_unwindow(qp, p);
-	spin_unlock_bh(&w->lock);
+	spin_unlock(&w->lock);
 }
 
 /*
@@ -732,9 +758,9 @@ void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
  */
 void srnic_net_req_forget(struct srnic_qp *qp)
 {
-	spin_lock_bh(&qp->w.lock);
+	spin_lock(&qp->w.lock);
 	srnic_req_cut(&qp->w, 0);
-	spin_unlock_bh(&qp->w.lock);
+	spin_unlock(&qp->w.lock);
 }
 
 /* The transport's ahead_pos(): where the next piece ahead goes from. */
@@ -743,11 +769,11 @@ bool srnic_net_req_ahead_pos(struct srnic_qp *qp, u32 *idx, u64 *off)
 	struct srnic_wire_qp *w = &qp->w;
 	bool room;
 
-	spin_lock_bh(&w->lock);
+	spin_lock(&w->lock);
 	room = srnic_req_room(qp);
 	*idx = w->next_idx;
 	*off = w->next_off;
-	spin_unlock_bh(&w->lock);
+	spin_unlock(&w->lock);
 	return room;
 }
 
@@ -781,10 +807,10 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 	u32 first;
 	int i;
 
-	spin_lock_bh(&w->lock);
+	spin_lock(&w->lock);
 	if (!srnic_req_room(qp) || w->next_idx != idx || w->next_off != m->off ||
 	    !srnic_req_may_go(qp, m, &stage)) {
-		spin_unlock_bh(&w->lock);
+		spin_unlock(&w->lock);
 		return false;
 	}
 	first = w->psn;
@@ -799,18 +825,18 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 	srnic_req_psn_sent(w);
 	w->next_idx = idx + srnic_msg_last(m);
 	w->next_off = srnic_msg_last(m) ? 0 : m->off + m->plen;
-	spin_unlock_bh(&w->lock);
+	spin_unlock(&w->lock);
 
 	if (srnic_req_send_ahead(qp, m, first)) {
 		/*
 		 * Its timer runs from its last packet, as the head's does: on
 		 * a slow host sending 64 packets takes about a timeout.
 		 */
-		spin_lock_bh(&w->lock);
+		spin_lock(&w->lock);
 		i = srnic_req_ahead_find(w, first);
 		if (i >= 0)
 			srnic_req_ahead_at(w, i)->sent = jiffies;
-		spin_unlock_bh(&w->lock);
+		spin_unlock(&w->lock);
 		return true;
 	}
 	/*
@@ -818,12 +844,12 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 	 * The piece goes again later, and nothing goes ahead until the head's
 	 * answer comes (a NIC's full send ring stops it the same way).
 	 */
-	spin_lock_bh(&w->lock);
+	spin_lock(&w->lock);
 	i = srnic_req_ahead_find(w, first);
 	if (i >= 0)
 		srnic_req_cut(w, i);
 	w->tx_full = true;
-	spin_unlock_bh(&w->lock);
+	spin_unlock(&w->lock);
 	return false;
 }
 
@@ -1017,7 +1043,7 @@ void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p)
 	bool kick;
 	s32 d, n;
 
-	spin_lock_bh(&w->lock);
+	spin_lock(&w->lock);
 	d = srnic_psn_diff(p->psn, w->out_first);
 	n = srnic_psn_diff(w->out_last, w->out_first);
 	/* Also while the head's WQE completes and the next is not yet the head. */
@@ -1026,7 +1052,7 @@ void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p)
 		goto out;
 	}
 	if (!w->out || w->answered || d < 0) {
-		spin_unlock_bh(&w->lock);
+		spin_unlock(&w->lock);
 		return;
 	}
 	/*
@@ -1054,7 +1080,7 @@ void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p)
 	}
 out:
 	kick = w->answered;
-	spin_unlock_bh(&w->lock);
+	spin_unlock(&w->lock);
 	if (kick)
 		srnic_engine_kick(qp);
 }

@@ -405,9 +405,9 @@ static int srnic_qp_wire_stages(struct srnic_qp *qp, u32 n)
 		st = kvmalloc(SRNIC_PIECE, GFP_KERNEL);
 		if (!st)
 			return -ENOMEM;
-		spin_lock_bh(&w->lock);
+		spin_lock(&w->lock);
 		w->stage[w->nstages++] = st;
-		spin_unlock_bh(&w->lock);
+		spin_unlock(&w->lock);
 	}
 	return 0;
 }
@@ -474,7 +474,7 @@ static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
 
 	if (to != IB_QPS_RTR)
 		srnic_net_req_forget(qp);
-	spin_lock_bh(&w->lock);
+	spin_lock(&w->lock);
 	if (to == IB_QPS_RTR) {
 		w->epsn = qp->attr.rq_psn;
 		w->msn = 0;
@@ -495,7 +495,7 @@ static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
 		w->tx_full = false;
 		w->tx_stalled = false;
 	}
-	spin_unlock_bh(&w->lock);
+	spin_unlock(&w->lock);
 }
 
 /* Back to a new QP: empty queues, no attributes of a connection. */
@@ -714,19 +714,6 @@ struct srnic_qp *srnic_qp_get(struct srnic_dev *sdev, u32 qpn)
 		qp = NULL;
 	xa_unlock(&sdev->qps);
 	return qp;
-}
-
-/*
- * QP @qpn of @sdev, referenced, or NULL; inside srnic_engine_srcu, in any
- * context.  Without the table's lock, which the receive softirq may not
- * take: a QP leaves the table and then waits for srnic_engine_srcu before
- * it can go (srnic_qp_unpublish), so one found here is still there to hold.
- */
-struct srnic_qp *srnic_qp_get_srcu(struct srnic_dev *sdev, u32 qpn)
-{
-	struct srnic_qp *qp = xa_load(&sdev->qps, qpn);
-
-	return qp && refcount_inc_not_zero(&qp->ref) ? qp : NULL;
 }
 
 void srnic_qp_put(struct srnic_qp *qp)
