@@ -2286,11 +2286,10 @@ static void flood_answers(FIXTURE_DATA(rcw) *self, volatile uint32_t *qpn, uint3
 }
 
 /*
- * Answers are taken in the receive softirq, which finds their QP without
- * the table's lock: a peer flooding READ responses and ACKs at the numbers
- * of QPs that are destroyed and made again meanwhile, each with a READ in
- * flight, hurts nothing (the debug kernel's KASAN and lockdep watch); what
- * finds no QP is dropped and counted, and a new connection works.
+ * A peer flooding READ responses and ACKs at the numbers of QPs that are
+ * destroyed and made again meanwhile, each with a READ in flight, hurts
+ * nothing (the debug kernel's KASAN and lockdep watch the receive path);
+ * what finds no QP is dropped and counted, and a new connection works.
  */
 TEST_F(rcw, answers_flood_qps_coming_and_going)
 {
