@@ -354,6 +354,26 @@ struct srnic_wqe_atomic {
 #define SRNIC_WC_ATOMIC_WRITE 9u	/* IBV_WC_ATOMIC_WRITE */
 
 /*
+ * FLUSH (RC and XRC; IBA 1.5 annex A19): what was written before it into
+ * the remote range (@level IB_FLUSH_RANGE: remote_addr and @length) or the
+ * whole region of rkey (IB_FLUSH_MR) is visible (@type IB_FLUSH_GLOBAL) or
+ * persistent (IB_FLUSH_PERSISTENT) when it completes.  In place of the
+ * atomic segment; the WQE has no data segment.  The values of Linux 6.2+
+ * uapi (IB_UVERBS_WR_FLUSH, IB_UVERBS_WC_FLUSH); rdma-core 44 has no verb
+ * that posts it.
+ */
+struct srnic_wqe_flush {
+	__u32 length;
+	__u8 type;		/* enum ib_placement_type bits */
+	__u8 level;		/* enum ib_selectivity_level */
+	__u16 reserved0;
+	__aligned_u64 reserved1;
+};
+
+#define SRNIC_WR_FLUSH 14u
+#define SRNIC_WC_FLUSH 8u
+
+/*
  * BIND_MW (RC and UC): in place of the remote-address and atomic segments.
  * The window is named by the index part of any of its rkeys (key >> 8);
  * new_rkey is the rkey the bind gives it (same index, a new key byte).  A

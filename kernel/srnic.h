@@ -596,6 +596,7 @@ struct srnic_wire_res {
 	u32 rkey;
 	u32 len;
 	u64 orig;			/* atomic: the original value */
+	bool empty;			/* ATOMIC WRITE, FLUSH: an empty READ response */
 };
 
 struct srnic_wire_qp {
@@ -629,6 +630,14 @@ struct srnic_wire_qp {
 	u32 nak_psn;			/* the PSN an RNR or sequence NAK named */
 	u32 got;			/* ... the furthest one named so far */
 	u8 backoff;			/* timeouts without progress, in a row */
+	/*
+	 * A FLUSH goes with the spec's ICRC or rxe's (srnic_icrc.c): the
+	 * form its peer last answered (@flush_rxe), the other one every
+	 * second time it goes again (@out_tries), so either peer answers.
+	 */
+	u8 out_tries;			/* the head piece's transmissions */
+	bool out_rxe_form;		/* ... the last in rxe's form */
+	bool flush_rxe;
 	/*
 	 * Its timer ran out with packets queued for the QP's thread: it is
 	 * believed once the thread has taken them (@expired_mark).
@@ -926,6 +935,10 @@ struct srnic_msg {
 	u8 hop_limit;
 	u8 traffic_class;
 	u32 flow_label;
+	/* FLUSH: the remote range's length (rkey, raddr), type and level. */
+	u32 flush_len;
+	u8 flush_type;
+	u8 flush_level;
 };
 
 /*
@@ -944,6 +957,22 @@ static inline bool srnic_opcode_is_atomic(u8 op)
 	return op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD ||
 	       op == SRNIC_WR_ATOMIC_WRITE;
+}
+
+/*
+ * ATOMIC WRITE and FLUSH: no local data (the WQE carries what the request
+ * needs), and the responder answers with an empty READ RESPONSE, as rxe
+ * does, from its responder resources.
+ */
+static inline bool srnic_opcode_remote_only(u8 op)
+{
+	return op == SRNIC_WR_ATOMIC_WRITE || op == SRNIC_WR_FLUSH;
+}
+
+/* One request packet, one PSN, an answer of its own: atomics and FLUSH. */
+static inline bool srnic_opcode_one_packet(u8 op)
+{
+	return srnic_opcode_is_atomic(op) || op == SRNIC_WR_FLUSH;
 }
 
 /* Whether the piece @m carries ends its message. */

@@ -187,6 +187,8 @@ static enum ib_wc_opcode srnic_wc_opcode(u8 wr_opcode)
 		return IB_WC_FETCH_ADD;
 	case SRNIC_WR_ATOMIC_WRITE:
 		return (enum ib_wc_opcode)SRNIC_WC_ATOMIC_WRITE;
+	case SRNIC_WR_FLUSH:
+		return (enum ib_wc_opcode)SRNIC_WC_FLUSH;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
 	case IB_UVERBS_WR_BIND_MW:

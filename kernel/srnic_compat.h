@@ -43,6 +43,25 @@ static inline void srnic_vm_flags_clear(struct vm_area_struct *vma,
 #define SRNIC_DEVICE_ATOMIC_WRITE 0
 #endif
 
+/*
+ * FLUSH (6.2+): the device's and an MR's or QP's global-visibility right,
+ * and the FETH's values.  Before 6.2 no MR or QP can ask for the right,
+ * so every FLUSH that arrives is refused.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define SRNIC_DEVICE_FLUSH_GLOBAL IB_DEVICE_FLUSH_GLOBAL
+#define SRNIC_ACCESS_FLUSH_GLOBAL IB_ACCESS_FLUSH_GLOBAL
+#define SRNIC_ACCESS_FLUSH_PERSISTENT IB_ACCESS_FLUSH_PERSISTENT
+#else
+#define SRNIC_DEVICE_FLUSH_GLOBAL 0
+#define SRNIC_ACCESS_FLUSH_GLOBAL 0
+#define SRNIC_ACCESS_FLUSH_PERSISTENT 0
+#endif
+#define SRNIC_FLUSH_GLOBAL	(1U << 0)	/* IB_FLUSH_GLOBAL */
+#define SRNIC_FLUSH_PERSISTENT	(1U << 1)	/* IB_FLUSH_PERSISTENT */
+#define SRNIC_FLUSH_RANGE	0		/* IB_FLUSH_RANGE */
+#define SRNIC_FLUSH_MR		1		/* IB_FLUSH_MR */
+
 /* get_unaligned_be*() moved from asm/ to linux/unaligned.h in 6.12. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
 #include <linux/unaligned.h>

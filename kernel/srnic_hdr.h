@@ -52,6 +52,36 @@ struct srnic_reth {
 	__be32 len;
 } __packed;
 
+/*
+ * FLUSH extended transport header, 4 bytes before a FLUSH's RETH: the
+ * selectivity level in bits 5-4, the placement type in bits 3-0.
+ */
+struct srnic_feth {
+	__be32 bits;
+} __packed;
+
+#define SRNIC_FETH_TYPE_MASK	0x0f
+#define SRNIC_FETH_LEVEL_SHIFT	4
+#define SRNIC_FETH_LEVEL_MASK	0x30
+
+static inline u8 srnic_feth_type(const struct srnic_feth *f)
+{
+	return be32_to_cpu(f->bits) & SRNIC_FETH_TYPE_MASK;
+}
+
+static inline u8 srnic_feth_level(const struct srnic_feth *f)
+{
+	return (be32_to_cpu(f->bits) & SRNIC_FETH_LEVEL_MASK) >>
+	       SRNIC_FETH_LEVEL_SHIFT;
+}
+
+static inline void srnic_feth_set(struct srnic_feth *f, u8 type, u8 level)
+{
+	f->bits = cpu_to_be32((level << SRNIC_FETH_LEVEL_SHIFT &
+			       SRNIC_FETH_LEVEL_MASK) |
+			      (type & SRNIC_FETH_TYPE_MASK));
+}
+
 /* ACK extended transport header, 4 bytes: syndrome and MSN. */
 struct srnic_aeth {
 	__be32 smsn;
@@ -112,6 +142,7 @@ enum srnic_wire_opcode {
 	SRNIC_OP_FETCH_ADD		= 0x14,
 	SRNIC_OP_SEND_LAST_INV		= 0x16,
 	SRNIC_OP_SEND_ONLY_INV		= 0x17,
+	SRNIC_OP_FLUSH			= 0x1c,
 	SRNIC_OP_ATOMIC_WRITE		= 0x1d,
 	SRNIC_OP_UD_SEND_ONLY		= 0x64,
 	SRNIC_OP_UD_SEND_ONLY_IMM	= 0x65,
@@ -145,6 +176,7 @@ enum srnic_opf {
 	SRNIC_OPF_ATOMIC	= 1 << 14,
 	SRNIC_OPF_VALID		= 1 << 15,
 	SRNIC_OPF_XRCETH	= 1 << 16,	/* an XRC request: XRCETH first */
+	SRNIC_OPF_FETH		= 1 << 17,	/* FLUSH: a FETH, then its RETH */
 };
 
 struct srnic_opcode_info {
@@ -229,5 +261,6 @@ static inline void srnic_bth_set_ackreq(struct srnic_bth *bth)
 
 /* srnic_icrc.c */
 u32 srnic_icrc(const u8 *l3, bool ipv4, u32 l4_len);
+u32 srnic_icrc_rxe_flush(const u8 *l3, bool ipv4, u32 l4_len);
 
 #endif /* SRNIC_HDR_H */

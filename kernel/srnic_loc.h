@@ -174,6 +174,8 @@ enum srnic_resp srnic_resp_read(struct srnic_engine *eng, struct srnic_qp *dst,
 				struct srnic_msg *m);
 enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst,
 				  struct srnic_msg *m, u64 *orig);
+enum srnic_resp srnic_resp_flush(struct srnic_qp *dst,
+				 const struct srnic_msg *m);
 
 /* srnic_comp.c */
 bool srnic_cq_post(struct srnic_cq *cq, const struct srnic_cqe *src,

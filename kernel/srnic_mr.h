@@ -168,7 +168,8 @@ static inline struct srnic_mr *to_smr(struct ib_mr *ibmr)
 #define SRNIC_MR_ACCESS \
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-	 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB | IB_ACCESS_ON_DEMAND)
+	 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB | IB_ACCESS_ON_DEMAND | \
+	 SRNIC_ACCESS_FLUSH_GLOBAL)
 
 struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key);
 struct srnic_mr *srnic_mr_get_index(struct srnic_dev *sdev, u32 index,

@@ -203,12 +203,17 @@ static bool srnic_pkt_check(struct srnic_dev *sdev, struct sk_buff *skb,
 static bool srnic_pkt_parse(struct srnic_dev *sdev, struct sk_buff *skb,
 			    struct srnic_pkt *p)
 {
+	u32 icrc;
+
 	if (!srnic_pkt_check(sdev, skb, p)) {
 		srnic_count(sdev, SRNIC_PC_RX_DROPPED);
 		return false;
 	}
-	if (get_unaligned_le32(p->next + p->after_bth) !=
-	    srnic_icrc(p->l3, p->ipv4, p->l4_len)) {
+	icrc = get_unaligned_le32(p->next + p->after_bth);
+	/* An RC FLUSH from rxe carries rxe's own ICRC (srnic_icrc.c). */
+	if (icrc != srnic_icrc(p->l3, p->ipv4, p->l4_len) &&
+	    (p->bth->opcode != (SRNIC_OP_RC | SRNIC_OP_FLUSH) ||
+	     icrc != srnic_icrc_rxe_flush(p->l3, p->ipv4, p->l4_len))) {
 		srnic_count(sdev, SRNIC_PC_ICRC_ERRORS);
 		return false;
 	}
@@ -613,7 +618,9 @@ int srnic_net_xmit(struct srnic_dev *sdev, const struct srnic_txp *t)
 	else if (t->len)
 		memcpy(p, t->kdata + t->off, t->len);
 	memset(p + t->len, 0, pad);
-	put_unaligned_le32(srnic_icrc(skb_network_header(skb), ipv4, l4_len),
+	put_unaligned_le32(t->rxe_flush_icrc ?
+			   srnic_icrc_rxe_flush(skb_network_header(skb), ipv4, l4_len) :
+			   srnic_icrc(skb_network_header(skb), ipv4, l4_len),
 			   p + t->len + pad);
 	skb->dev = ndev;
 	if (ipv4)

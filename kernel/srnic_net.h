@@ -49,6 +49,7 @@ struct srnic_txp {
 	u32 flow_label;
 	u16 sport;
 	struct dst_cache *route;	/* the connection's route, or NULL */
+	bool rxe_flush_icrc;		/* a FLUSH with rxe's ICRC (srnic_icrc.c) */
 };
 
 int srnic_net_xmit(struct srnic_dev *sdev, const struct srnic_txp *t);

@@ -195,10 +195,15 @@ static bool srnic_req_send_read(struct srnic_qp *qp, const struct srnic_msg *m,
 	return !srnic_net_xmit(to_sdev(qp->ibqp.device), t);
 }
 
-/* An atomic: AtomicETH, or ATOMIC WRITE's RETH and 8 bytes of payload. */
-static bool srnic_req_send_atomic(struct srnic_qp *qp, const struct srnic_msg *m,
-				 struct srnic_txp *t, u32 psn)
+/*
+ * A request of one packet: an atomic's AtomicETH, ATOMIC WRITE's RETH and
+ * 8 bytes of payload, or FLUSH's FETH and RETH (the range, no payload).
+ */
+static bool srnic_req_send_one_packet(struct srnic_qp *qp,
+				      const struct srnic_msg *m,
+				      struct srnic_txp *t, u32 psn)
 {
+	struct srnic_feth feth;
 	struct srnic_atmeth atm = {
 		.va = cpu_to_be64(m->raddr),
 		.rkey = cpu_to_be32(m->rkey),
@@ -211,7 +216,14 @@ static bool srnic_req_send_atomic(struct srnic_qp *qp, const struct srnic_msg *m
 	u8 ext[sizeof(struct srnic_xrceth) + sizeof(atm)];
 	u32 n = srnic_req_xrceth(qp, m, ext);
 
-	if (m->opcode == SRNIC_WR_ATOMIC_WRITE) {
+	if (m->opcode == SRNIC_WR_FLUSH) {
+		srnic_feth_set(&feth, m->flush_type, m->flush_level);
+		reth.len = cpu_to_be32(m->flush_len);
+		t->opcode = SRNIC_OP_FLUSH;
+		memcpy(ext + n, &feth, sizeof(feth));
+		memcpy(ext + n + sizeof(feth), &reth, sizeof(reth));
+		n += sizeof(feth) + sizeof(reth);
+	} else if (m->opcode == SRNIC_WR_ATOMIC_WRITE) {
 		/* The 8 bytes as the WQE holds them, as rxe sends them. */
 		t->opcode = SRNIC_OP_ATOMIC_WRITE;
 		memcpy(ext + n, &reth, sizeof(reth));
@@ -331,16 +343,14 @@ static void srnic_req_psn_sent(struct srnic_wire_qp *w)
 		w->psn_top = w->psn;
 }
 
-/* READ and atomics answer with their data: a READ's lands in a stage. */
+/*
+ * READ, atomics and FLUSH: a response answers them, not an ACK (a READ's
+ * data lands in a stage; ATOMIC WRITE's and FLUSH's is empty), and they
+ * take the responder's resources.
+ */
 static bool srnic_req_is_reply_op(u8 op)
 {
-	return op == IB_UVERBS_WR_RDMA_READ || srnic_opcode_is_atomic(op);
-}
-
-/* ... of those, all but ATOMIC WRITE, which an ACK answers. */
-static bool srnic_req_acked_by_response(u8 op)
-{
-	return srnic_req_is_reply_op(op) && op != SRNIC_WR_ATOMIC_WRITE;
+	return op == IB_UVERBS_WR_RDMA_READ || srnic_opcode_one_packet(op);
 }
 
 /*
@@ -428,6 +438,7 @@ static void srnic_req_send_from(struct srnic_qp *qp, const struct srnic_msg *m,
 	bool ok;
 
 	srnic_net_txp_path(qp, &t);
+	t.rxe_flush_icrc = w->out_rxe_form;
 	if (m->opcode == IB_UVERBS_WR_RDMA_READ) {
 		/* One view of where the READ is: a response may land meanwhile. */
 		spin_lock(&w->lock);
@@ -436,8 +447,8 @@ static void srnic_req_send_from(struct srnic_qp *qp, const struct srnic_msg *m,
 		spin_unlock(&w->lock);
 		ok = srnic_req_send_read(qp, m, &t, rd_next, rd_bytes);
 	}
-	else if (srnic_opcode_is_atomic(m->opcode))
-		ok = srnic_req_send_atomic(qp, m, &t, w->out_first);
+	else if (srnic_opcode_one_packet(m->opcode))
+		ok = srnic_req_send_one_packet(qp, m, &t, w->out_first);
 	else
 		ok = srnic_req_send_data(qp, m, &t, w->out_first, from, &stop);
 	spin_lock(&w->lock);
@@ -476,7 +487,7 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 	spin_lock(&w->lock);
 	if (!w->resume) {
 		/* Its PSNs: one per packet (a READ: per response packet). */
-		n = srnic_opcode_is_atomic(m->opcode) ? 1 :
+		n = srnic_opcode_one_packet(m->opcode) ? 1 :
 		    max_t(u32, 1, DIV_ROUND_UP(m->plen, w->mtu));
 		w->out_first = w->psn;
 		w->out_last = (w->psn + n - 1) & SRNIC_PSN_MASK;
@@ -490,6 +501,7 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 		w->resume_psn = w->psn;
 		w->got = w->psn;
 		w->backoff = 0;
+		w->out_tries = 0;
 		w->psn = (w->psn + n) & SRNIC_PSN_MASK;
 		srnic_req_psn_sent(w);
 		/* What may go ahead of its answer starts after it. */
@@ -497,6 +509,10 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 		w->next_off = srnic_msg_last(m) ? 0 : m->off + m->plen;
 	}
 	w->resume = false;
+	/* A FLUSH: the form its peer answered last, the other every second time. */
+	w->out_rxe_form = m->opcode == SRNIC_WR_FLUSH &&
+			  (w->flush_rxe ^ (w->out_tries & 1));
+	w->out_tries++;
 	w->out = srnic_qpt_acked(qp->ibqp.qp_type);
 	w->answered = false;
 	w->sent_from = m->opcode == IB_UVERBS_WR_RDMA_READ ? w->rd_next :
@@ -682,7 +698,7 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	w->sent_from = p->first;
 	w->resume_psn = p->first;
 	/* A READ or atomic got as far as its responses, whatever ACKs say. */
-	if (srnic_req_acked_by_response(p->op))
+	if (srnic_req_is_reply_op(p->op))
 		w->got = p->rd_next;
 	else
 		w->got = srnic_psn_diff(w->una, p->first) > 0 ? w->una : p->first;
@@ -693,7 +709,7 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	 * one before, so one sent ahead may wait its turn there for longer
 	 * than a timeout (four 64 KiB READs through a 16-packet queue did).
 	 */
-	w->out_until = (srnic_req_acked_by_response(p->op) ? jiffies : p->sent) +
+	w->out_until = (srnic_req_is_reply_op(p->op) ? jiffies : p->sent) +
 		       srnic_req_timeout(qp, 0);
 	w->expired = false;
 	w->answered = p->answered;
@@ -707,7 +723,7 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	w->out = true;
 	/* Known received: a WRITE or SEND is done; a READ's response lost. */
 	if (!w->answered && srnic_psn_diff(w->una, p->last) > 0) {
-		if (srnic_req_acked_by_response(p->op))
+		if (srnic_req_is_reply_op(p->op))
 			srnic_req_implied_nak(qp);
 		else
 			srnic_req_answered(qp, SRNIC_RESP_OK);
@@ -785,10 +801,11 @@ static bool srnic_req_send_ahead(struct srnic_qp *qp, const struct srnic_msg *m,
 	u32 stop;
 
 	srnic_net_txp_path(qp, &t);
+	t.rxe_flush_icrc = m->opcode == SRNIC_WR_FLUSH && READ_ONCE(qp->w.flush_rxe);
 	if (m->opcode == IB_UVERBS_WR_RDMA_READ)
 		return srnic_req_send_read(qp, m, &t, first, 0);
-	if (srnic_opcode_is_atomic(m->opcode))
-		return srnic_req_send_atomic(qp, m, &t, first);
+	if (srnic_opcode_one_packet(m->opcode))
+		return srnic_req_send_one_packet(qp, m, &t, first);
 	return srnic_req_send_data(qp, m, &t, first, first, &stop);
 }
 
@@ -882,7 +899,7 @@ static void srnic_req_aeth(struct srnic_qp *qp, const struct srnic_pkt *p,
 
 	switch (syn & SRNIC_AETH_KIND) {
 	case SRNIC_AETH_ACK:
-		if (srnic_req_acked_by_response(w->out_op))
+		if (srnic_req_is_reply_op(w->out_op))
 			break;
 		/* Part of it: where a timeout sends it again from. */
 		srnic_req_acked(w, p->psn);
@@ -926,14 +943,33 @@ static bool srnic_req_resp_ok(const struct srnic_wire_qp *w,
 }
 
 /*
+ * Whether @p is the empty READ RESPONSE ONLY that answers the ATOMIC WRITE
+ * or FLUSH @op whose PSN is @psn.
+ */
+static bool srnic_req_empty_resp(const struct srnic_wire_qp *w, u8 op, u32 psn,
+				 const struct srnic_pkt *p)
+{
+	return srnic_opcode_remote_only(op) && p->op == SRNIC_OP_READ_RESP_ONLY &&
+	       p->psn == psn && !p->plen && srnic_req_resp_ok(w, p);
+}
+
+/*
  * A READ response packet: its payload into the stage, in PSN order (a gap
  * leaves the rest to the timer, which asks again).  Its last packet
- * answers the piece if every byte came.
+ * answers the piece if every byte came.  An empty one answers an ATOMIC
+ * WRITE or FLUSH.
  */
 static void srnic_req_read_resp(struct srnic_qp *qp, const struct srnic_pkt *p)
 {
 	struct srnic_wire_qp *w = &qp->w;
 
+	if (srnic_req_empty_resp(w, w->out_op, w->out_first, p)) {
+		/* The ICRC form this peer takes a FLUSH in. */
+		if (w->out_op == SRNIC_WR_FLUSH)
+			WRITE_ONCE(w->flush_rxe, w->out_rxe_form);
+		srnic_req_answered(qp, SRNIC_RESP_OK);
+		return;
+	}
 	if (w->out_op != IB_UVERBS_WR_RDMA_READ || p->psn != w->rd_next ||
 	    p->plen > w->out_len - w->rd_bytes)
 		return;
@@ -947,10 +983,11 @@ static void srnic_req_read_resp(struct srnic_qp *qp, const struct srnic_pkt *p)
 }
 
 /*
- * A response for a READ or atomic sent ahead (@pc): a READ's payload into
- * its stage, in PSN order (a gap leaves the rest to its timer once it is
- * the head); an atomic's original value.  Either says that every request
- * before it came.  Under w->lock.
+ * A response for a READ, atomic or FLUSH sent ahead (@pc): a READ's
+ * payload into its stage, in PSN order (a gap leaves the rest to its timer
+ * once it is the head); an atomic's original value; ATOMIC WRITE's and
+ * FLUSH's empty READ response.  Any says that every request before it
+ * came.  Under w->lock.
  */
 static void srnic_req_resp_ahead(struct srnic_wire_qp *w,
 				 struct srnic_wire_piece *pc,
@@ -965,6 +1002,9 @@ static void srnic_req_resp_ahead(struct srnic_wire_qp *w,
 			return;
 		pc->orig = be64_to_cpu(((const struct srnic_atmack *)
 					(p->next + 4))->orig);
+	} else if (srnic_opcode_remote_only(pc->op)) {
+		if (!srnic_req_empty_resp(w, pc->op, pc->first, p))
+			return;
 	} else {
 		if (pc->op != IB_UVERBS_WR_RDMA_READ || p->psn != pc->rd_next ||
 		    p->plen > pc->len - pc->rd_bytes ||
@@ -1027,7 +1067,7 @@ static void srnic_req_rx_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
 	}
 	if (!w->out || w->answered || srnic_psn_diff(w->una, w->out_last) <= 0)
 		return;
-	if (!srnic_req_acked_by_response(w->out_op))
+	if (!srnic_req_is_reply_op(w->out_op))
 		srnic_req_answered(qp, SRNIC_RESP_OK);
 	else if (srnic_psn_diff(una, w->out_last) <= 0)
 		srnic_req_implied_nak(qp);

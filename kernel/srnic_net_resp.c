@@ -538,37 +538,67 @@ bool srnic_net_resp_read_next(struct srnic_engine *eng, struct srnic_qp *qp)
 	return rd->active;
 }
 
-/* An atomic's acknowledgement: the original value, or a plain ACK (ATOMIC WRITE). */
-static void srnic_wresp_atomic_ack(struct srnic_qp *qp, u32 psn, bool write,
-				  u64 orig)
+/* ATOMIC WRITE's and FLUSH's answer: an empty READ RESPONSE ONLY, as rxe sends. */
+static void srnic_wresp_empty_read(struct srnic_qp *qp, u32 psn)
+{
+	struct srnic_aeth aeth;
+
+	srnic_aeth_set(&aeth, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS, qp->w.msn);
+	srnic_wresp_answer(qp, SRNIC_OP_READ_RESP_ONLY, psn, &aeth, sizeof(aeth));
+}
+
+/* An atomic's acknowledgement: the original value. */
+static void srnic_wresp_atomic_ack(struct srnic_qp *qp, u32 psn, u64 orig)
 {
 	struct {
 		struct srnic_aeth aeth;
 		struct srnic_atmack ack;
 	} __packed ext;
 
-	if (write) {
-		srnic_wresp_ack(qp, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS, psn);
-		return;
-	}
 	srnic_aeth_set(&ext.aeth, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS,
 		       qp->w.msn);
 	ext.ack.orig = cpu_to_be64(orig);
 	srnic_wresp_answer(qp, SRNIC_OP_ATOMIC_ACK, psn, &ext, sizeof(ext));
 }
 
-/* An atomic request with the expected PSN: executed once, its result kept. */
+/*
+ * A request of one packet with the expected PSN, @m (an atomic, ATOMIC
+ * WRITE or FLUSH): executed once, its answer kept for its duplicates and
+ * sent.
+ */
+static void srnic_wresp_one_packet(struct srnic_engine *eng, struct srnic_qp *qp,
+				   const struct srnic_pkt *p, struct srnic_msg *m)
+{
+	bool empty = srnic_opcode_remote_only(m->opcode);
+	struct srnic_wire_qp *w = &qp->w;
+	struct srnic_reply rep = {};
+	enum srnic_resp r;
+
+	srnic_wresp_msg_init(qp, m);
+	r = srnic_resp_execute(eng, qp, m, &rep);
+	srnic_resp_account(qp, m, r);
+	if (r != SRNIC_RESP_OK) {
+		srnic_wresp_refuse(eng, qp, p, r);
+		return;
+	}
+	w->msn = (w->msn + 1) & SRNIC_MSN_MASK;
+	w->epsn = (p->psn + 1) & SRNIC_PSN_MASK;
+	srnic_wresp_keep(w, &(struct srnic_wire_res){
+		.valid = true, .psn = p->psn, .npsn = 1, .orig = rep.orig,
+		.empty = empty });
+	if (empty)
+		srnic_wresp_empty_read(qp, p->psn);
+	else
+		srnic_wresp_atomic_ack(qp, p->psn, rep.orig);
+}
+
+/* An atomic request with the expected PSN. */
 static void srnic_wresp_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 			      const struct srnic_pkt *p)
 {
-	bool write = p->op == SRNIC_OP_ATOMIC_WRITE;
-	struct srnic_wire_qp *w = &qp->w;
-	struct srnic_reply rep = {};
-	struct srnic_msg m = {};
-	enum srnic_resp r;
+	struct srnic_msg m = { .len = 8, .plen = 8 };
 
-	srnic_wresp_msg_init(qp, &m);
-	if (write) {
+	if (p->op == SRNIC_OP_ATOMIC_WRITE) {
 		const struct srnic_reth *reth = (const void *)p->next;
 
 		m.opcode = SRNIC_WR_ATOMIC_WRITE;
@@ -591,33 +621,42 @@ static void srnic_wresp_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 		m.compare_add = cs ? be64_to_cpu(get_unaligned(&atm->compare)) :
 				     m.swap;
 	}
-	m.len = 8;
-	m.plen = 8;
-	r = srnic_resp_execute(eng, qp, &m, &rep);
-	srnic_resp_account(qp, &m, r);
-	if (r != SRNIC_RESP_OK) {
-		srnic_wresp_refuse(eng, qp, p, r);
-		return;
-	}
-	w->msn = (w->msn + 1) & SRNIC_MSN_MASK;
-	w->epsn = (p->psn + 1) & SRNIC_PSN_MASK;
-	if (!write)
-		srnic_wresp_keep(w, &(struct srnic_wire_res){
-			.valid = true, .psn = p->psn, .npsn = 1,
-			.orig = rep.orig });
-	srnic_wresp_atomic_ack(qp, p->psn, write, rep.orig);
+	srnic_wresp_one_packet(eng, qp, p, &m);
+}
+
+/* A FLUSH request with the expected PSN: its FETH, then its range's RETH. */
+static void srnic_wresp_flush(struct srnic_engine *eng, struct srnic_qp *qp,
+			      const struct srnic_pkt *p)
+{
+	const struct srnic_feth *feth = (const void *)p->next;
+	const struct srnic_reth *reth = (const void *)(p->next + sizeof(*feth));
+	struct srnic_msg m = {
+		.opcode = SRNIC_WR_FLUSH,
+		.raddr = be64_to_cpu(reth->va),
+		.rkey = be32_to_cpu(reth->rkey),
+		.flush_len = be32_to_cpu(reth->len),
+		.flush_type = srnic_feth_type(feth),
+		.flush_level = srnic_feth_level(feth),
+	};
+
+	srnic_wresp_one_packet(eng, qp, p, &m);
 }
 
 /*
- * A duplicate atomic: its kept result again.  One older than the kept
- * results is not answered; its requester's retries run out.
+ * A duplicate atomic, ATOMIC WRITE or FLUSH: its kept answer again,
+ * nothing executed twice.  One older than the kept results is not
+ * answered; its requester's retries run out.
  */
-static void srnic_wresp_atomic_again(struct srnic_qp *qp, u32 psn)
+static void srnic_wresp_one_packet_again(struct srnic_qp *qp, u32 psn)
 {
 	const struct srnic_wire_res *res = srnic_wresp_kept(&qp->w, psn, false);
 
-	if (res)
-		srnic_wresp_atomic_ack(qp, psn, false, res->orig);
+	if (!res)
+		return;
+	if (res->empty)
+		srnic_wresp_empty_read(qp, psn);
+	else
+		srnic_wresp_atomic_ack(qp, psn, res->orig);
 }
 
 /*
@@ -634,9 +673,8 @@ static void srnic_wresp_duplicate(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	if (p->op == SRNIC_OP_READ_REQUEST) {
 		srnic_wresp_read(eng, qp, p, true);
-	} else if ((p->flags & SRNIC_OPF_ATOMIC) &&
-		   p->op != SRNIC_OP_ATOMIC_WRITE) {
-		srnic_wresp_atomic_again(qp, p->psn);
+	} else if (p->flags & (SRNIC_OPF_ATOMIC | SRNIC_OPF_FETH)) {
+		srnic_wresp_one_packet_again(qp, p->psn);
 	} else if (srnic_bth_ackreq(p->bth)) {
 		srnic_wresp_ack(qp, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS,
 				(w->epsn - 1) & SRNIC_PSN_MASK);
@@ -684,6 +722,8 @@ static void srnic_wresp_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		srnic_wresp_read(eng, qp, p, false);
 	else if (p->flags & SRNIC_OPF_ATOMIC)
 		srnic_wresp_atomic(eng, qp, p);
+	else if (p->flags & SRNIC_OPF_FETH)
+		srnic_wresp_flush(eng, qp, p);
 	else
 		srnic_wresp_data(eng, qp, p);
 }

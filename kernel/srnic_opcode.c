@@ -73,7 +73,10 @@
 	   SEND | ONLY | SRNIC_OPF_IETH | x, xl + 4),			\
 	/* ATOMIC WRITE: a RETH, then its 8 bytes as payload (as rxe sends it). */ \
 	OP(base | SRNIC_OP_ATOMIC_WRITE, svc "_ATOMIC_WRITE",		\
-	   REQ | SRNIC_OPF_ATOMIC | ONLY | RETH | PAY | x, xl + 16)
+	   REQ | SRNIC_OPF_ATOMIC | ONLY | RETH | PAY | x, xl + 16),	\
+	/* FLUSH: a FETH, then a RETH naming the range; no payload. */	\
+	OP(base | SRNIC_OP_FLUSH, svc "_FLUSH",				\
+	   REQ | ONLY | SRNIC_OPF_FETH | RETH | x, xl + 20)
 
 #define XRC	SRNIC_OPF_XRCETH
 

@@ -310,6 +310,7 @@ static int srnic_qp_check_attr(struct srnic_qp *qp, const struct ib_qp_attr *a,
 				    IB_ACCESS_REMOTE_WRITE |
 				    IB_ACCESS_REMOTE_READ |
 				    IB_ACCESS_REMOTE_ATOMIC |
+				    SRNIC_ACCESS_FLUSH_GLOBAL |
 				    /* an MR flag some pass here too; ignored */
 				    IB_ACCESS_ON_DEMAND)))
 		return -EINVAL;
@@ -494,6 +495,8 @@ static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
 		w->answered = false;
 		w->tx_full = false;
 		w->tx_stalled = false;
+		/* A new peer, maybe: FLUSH starts with the spec's ICRC. */
+		w->flush_rxe = false;
 	}
 	spin_unlock(&w->lock);
 }

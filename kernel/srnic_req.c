@@ -32,6 +32,7 @@ static bool srnic_opcode_ok(enum ib_qp_type type, u8 op)
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 	case SRNIC_WR_ATOMIC_WRITE:
+	case SRNIC_WR_FLUSH:
 	case IB_UVERBS_WR_SEND_WITH_INV:	/* only RC and XRC have the IETH */
 		return type == IB_QPT_RC || type == IB_QPT_XRC_INI;
 	case IB_UVERBS_WR_BIND_MW:
@@ -229,8 +230,26 @@ static void srnic_req_account(struct srnic_qp *qp, u32 dqpn,
 }
 
 /*
+ * A FLUSH's segment into @m: a placement type of global visibility,
+ * persistence or both, and a level of a range or the whole region; the
+ * WQE fails otherwise, as no responder could carry it out.
+ */
+static enum ib_wc_status srnic_msg_flush(const struct srnic_wqe_flush *f,
+					 struct srnic_msg *m)
+{
+	if (!f->type || f->type & ~(SRNIC_FLUSH_GLOBAL | SRNIC_FLUSH_PERSISTENT) ||
+	    f->level > SRNIC_FLUSH_MR)
+		return IB_WC_LOC_QP_OP_ERR;
+	m->flush_len = f->length;
+	m->flush_type = f->type;
+	m->flush_level = f->level;
+	return IB_WC_SUCCESS;
+}
+
+/*
  * The remote part of @m, from the WQE @ctrl: the XRC SRQ, the remote
- * address and the atomic's operands.  A WQE status when the WQE cannot go.
+ * address, the atomic's operands or the FLUSH's.  A WQE status when the
+ * WQE cannot go.
  */
 static enum ib_wc_status srnic_msg_remote(struct srnic_engine *eng,
 					  const struct srnic_wqe_ctrl *ctrl,
@@ -243,10 +262,12 @@ static enum ib_wc_status srnic_msg_remote(struct srnic_engine *eng,
 	m->xrc_srqn = ctrl->xrc_srqn;
 	m->fence = ctrl->flags & SRNIC_WQE_FENCE;
 	if (op == IB_UVERBS_WR_RDMA_WRITE || op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM ||
-	    op == IB_UVERBS_WR_RDMA_READ || srnic_opcode_is_atomic(op)) {
+	    op == IB_UVERBS_WR_RDMA_READ || srnic_opcode_one_packet(op)) {
 		m->rkey = raddr->rkey;
 		m->raddr = raddr->remote_addr;
 	}
+	if (op == SRNIC_WR_FLUSH)
+		return srnic_msg_flush((const void *)(raddr + 1), m);
 	if (srnic_opcode_is_atomic(op)) {
 		m->compare_add = atomic->compare_add;
 		m->swap = atomic->swap;
@@ -313,7 +334,7 @@ static bool srnic_fault_delay(struct srnic_dev *sdev, struct srnic_qp *qp)
  */
 static bool srnic_opcode_ahead(u8 op)
 {
-	return srnic_opcode_pieces(op) || srnic_opcode_is_atomic(op);
+	return srnic_opcode_pieces(op) || srnic_opcode_one_packet(op);
 }
 
 /*
@@ -337,10 +358,10 @@ static bool srnic_piece_ahead(struct srnic_dev *sdev, struct srnic_engine *eng,
 	into = srnic_opcode_into(ctrl->opcode);
 	pieces = srnic_opcode_pieces(ctrl->opcode);
 	if (ctrl->flags & SRNIC_WQE_INLINE) {
-		if (into || ctrl->opcode == SRNIC_WR_ATOMIC_WRITE)
+		if (into || srnic_opcode_remote_only(ctrl->opcode))
 			return false;
 		srnic_sg_init(&eng->local, eng->wqe + hdr, ctrl->inline_len);
-	} else if ((ctrl->opcode == SRNIC_WR_ATOMIC_WRITE && ctrl->num_sge) ||
+	} else if ((srnic_opcode_remote_only(ctrl->opcode) && ctrl->num_sge) ||
 		   srnic_sg_resolve_window(sdev, to_spd(qp->ibqp.pd),
 					   eng->wqe + hdr, ctrl->num_sge,
 					   into ? IB_ACCESS_LOCAL_WRITE : 0,
@@ -429,8 +450,8 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		status = IB_WC_LOC_QP_OP_ERR;
 		goto complete;
 	}
-	/* ATOMIC WRITE carries its 8 bytes in the atomic segment. */
-	if (ctrl->opcode == SRNIC_WR_ATOMIC_WRITE &&
+	/* ATOMIC WRITE and FLUSH carry what they need in their segment. */
+	if (srnic_opcode_remote_only(ctrl->opcode) &&
 	    (ctrl->num_sge || (ctrl->flags & SRNIC_WQE_INLINE))) {
 		status = IB_WC_LOC_QP_OP_ERR;
 		goto complete;

@@ -530,3 +530,55 @@ enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst
 	return SRNIC_RESP_OK;
 }
 
+
+/*
+ * The key of a FLUSH: an MR of the QP's PD with every right @access names,
+ * and for a range the range within it.  Windows give no FLUSH right (a
+ * bind takes the remote read, write and atomic rights only).
+ */
+static enum srnic_resp srnic_resp_flush_key(struct srnic_qp *dst,
+					    const struct srnic_msg *m,
+					    int access)
+{
+	struct srnic_dev *ddev = to_sdev(dst->ibqp.device);
+	bool range = m->flush_level == SRNIC_FLUSH_RANGE;
+	struct srnic_mr *mr;
+	int err;
+
+	if (srnic_mkey_is_mw(m->rkey))
+		return SRNIC_RESP_NAK_ACCESS;
+	mr = srnic_mr_get(ddev, m->rkey);
+	if (!mr)
+		return SRNIC_RESP_NAK_ACCESS;
+	err = srnic_mr_check(mr, srnic_recv_pd(dst, m), access,
+			     range ? m->raddr : mr->iova, range ? m->flush_len : 0);
+	srnic_mr_put(mr);
+	return err ? SRNIC_RESP_NAK_ACCESS : SRNIC_RESP_OK;
+}
+
+/*
+ * FLUSH: what the QP's requester wrote before it is visible to every CPU
+ * and device once the answer goes (global visibility: the engine's own
+ * stores, ordered).  Persistence needs persistent memory, which no srnic
+ * MR is (the device does not offer the right), so a FLUSH that asks for
+ * it is a remote access error, as one for a key without the right.  Like
+ * a READ it takes a responder resource.
+ */
+enum srnic_resp srnic_resp_flush(struct srnic_qp *dst, const struct srnic_msg *m)
+{
+	enum srnic_resp r;
+
+	if (!srnic_qp_receives(READ_ONCE(dst->state)))
+		return SRNIC_RESP_DROP;
+	if (!dst->attr.max_dest_rd_atomic || !m->flush_type ||
+	    m->flush_type & ~(SRNIC_FLUSH_GLOBAL | SRNIC_FLUSH_PERSISTENT) ||
+	    m->flush_level > SRNIC_FLUSH_MR)
+		return SRNIC_RESP_NAK_INV;
+	if (!SRNIC_ACCESS_FLUSH_GLOBAL || (m->flush_type & SRNIC_FLUSH_PERSISTENT) ||
+	    !(dst->attr.qp_access_flags & SRNIC_ACCESS_FLUSH_GLOBAL))
+		return SRNIC_RESP_NAK_ACCESS;
+	r = srnic_resp_flush_key(dst, m, SRNIC_ACCESS_FLUSH_GLOBAL);
+	if (r == SRNIC_RESP_OK)
+		wmb();
+	return r;
+}

@@ -117,6 +117,8 @@ static inline enum srnic_resp srnic_resp_execute(struct srnic_engine *eng,
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 	case SRNIC_WR_ATOMIC_WRITE:
 		return srnic_resp_atomic(eng, dst, m, &rep->orig);
+	case SRNIC_WR_FLUSH:
+		return srnic_resp_flush(dst, m);
 	}
 	return SRNIC_RESP_NAK_INV;
 }

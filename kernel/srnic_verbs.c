@@ -70,7 +70,8 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct ib_device_attr *attr)
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
-				 IB_DEVICE_XRC | SRNIC_DEVICE_ATOMIC_WRITE;
+				 IB_DEVICE_XRC | SRNIC_DEVICE_ATOMIC_WRITE |
+				 SRNIC_DEVICE_FLUSH_GLOBAL;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	/*
 	 * Completion timestamps are CLOCK_MONOTONIC in ns: a 1 GHz clock

@@ -125,6 +125,12 @@ TEST(AbiLayout, SendWqeSegments) {
 	EXPECT_EQ(offsetof(srnic_wqe_bind, mr_lkey), 24u);
 	EXPECT_EQ(offsetof(srnic_wqe_bind, access), 28u);
 	EXPECT_EQ(SRNIC_SEND_HDR_RC, sizeof(srnic_wqe_ctrl) + sizeof(srnic_wqe_bind));
+	// A FLUSH's segment takes the place of the atomic one, with uapi's values.
+	EXPECT_EQ(sizeof(srnic_wqe_flush), sizeof(srnic_wqe_atomic));
+	EXPECT_EQ(offsetof(srnic_wqe_flush, type), 4u);
+	EXPECT_EQ(offsetof(srnic_wqe_flush, level), 5u);
+	EXPECT_EQ(SRNIC_WR_FLUSH, 14u);
+	EXPECT_EQ(SRNIC_WC_FLUSH, 8u);
 	EXPECT_LE(SRNIC_SEND_HDR_UD + SRNIC_MAX_INLINE_DATA, SRNIC_SEND_WQE_MAX);
 	// Both sides size headers by type with the ABI's function, which takes
 	// the uverbs values: libibverbs' enum must agree with them.

@@ -16,6 +16,8 @@
  *  - reg_mr_opcode_is_kernel_only, local_inv_of_keys_not_the_users: the
  *    kernel's fast-registration opcode, and LOCAL_INV of keys that are not
  *    the user's, written into the ring one WQE at a time.
+ *  - flush_fields_one_by_one: FLUSH (no verb in rdma-core 44) written into
+ *    the ring, each of its fields wrong in turn.
  *
  * Each asserts that every batch ends (completions or the QP in error)
  * within a deadline, that canary pages around and between the MRs are
@@ -161,7 +163,7 @@ static const uint8_t adv_ops[] = {
 	IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE,
 	IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP,
 	IBV_WR_ATOMIC_FETCH_AND_ADD, SRNIC_WR_ATOMIC_WRITE, IBV_WR_BIND_MW,
-	IBV_WR_LOCAL_INV, IBV_WR_SEND_WITH_INV,
+	IBV_WR_LOCAL_INV, IBV_WR_SEND_WITH_INV, SRNIC_WR_FLUSH,
 };
 
 static const uint8_t sane_ops[] = {
@@ -758,28 +760,12 @@ static void *churn(void *p)
 	return NULL;
 }
 
-/*
- * The send WQE at ring position @prod, cleared: a signaled @opcode with
- * wr_id 100 + @prod; the caller fills the rest.
- */
-static struct srnic_wqe_ctrl *adv_wqe(struct raw_qp *g, uint32_t prod, uint8_t opcode)
-{
-	uint8_t *slot = (uint8_t *)g->sq_ring +
-			((size_t)(prod & ((1u << RAW_QP_LOG_SQ) - 1)) << RAW_QP_LOG_STRIDE);
-	struct srnic_wqe_ctrl *c = (struct srnic_wqe_ctrl *)slot;
-
-	memset(slot, 0, (size_t)1 << RAW_QP_LOG_STRIDE);
-	c->opcode = opcode;
-	c->flags = SRNIC_WQE_SIGNALED;
-	c->wr_id = 100 + prod;
-	return c;
-}
 
 /* One signaled 64-byte WRITE from arena a to @raddr by @rkey, at ring position @prod. */
 static void adv_post_write_to(struct raw_qp *g, const struct arena *ar, uint32_t prod,
 			      uint64_t raddr, uint32_t rkey)
 {
-	struct srnic_wqe_ctrl *c = adv_wqe(g, prod, IBV_WR_RDMA_WRITE);
+	struct srnic_wqe_ctrl *c = raw_qp_wqe(g, prod, IBV_WR_RDMA_WRITE);
 	struct srnic_wqe_raddr *ra = (struct srnic_wqe_raddr *)(c + 1);
 	struct srnic_wqe_data *d = (struct srnic_wqe_data *)((uint8_t *)c + SRNIC_SEND_HDR_RC);
 
@@ -954,7 +940,7 @@ TEST_F(adv, reg_mr_opcode_is_kernel_only)
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		struct srnic_wqe_ctrl *c = adv_wqe(&self->g, 0, ADV_KERNEL_WR_REG_MR);
+		struct srnic_wqe_ctrl *c = raw_qp_wqe(&self->g, 0, ADV_KERNEL_WR_REG_MR);
 		struct adv_reg_seg *reg = (struct adv_reg_seg *)(c + 1);
 
 		reg->iova = t[i].iova;
@@ -1005,7 +991,7 @@ TEST_F(adv, local_inv_of_keys_not_the_users)
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		struct srnic_wqe_ctrl *c = adv_wqe(&self->g, 0, IBV_WR_LOCAL_INV);
+		struct srnic_wqe_ctrl *c = raw_qp_wqe(&self->g, 0, IBV_WR_LOCAL_INV);
 
 		c->imm_data = keys[i];
 		EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, adv_run_first(_metadata, self, true))
@@ -1015,6 +1001,117 @@ TEST_F(adv, local_inv_of_keys_not_the_users)
 	adv_post_write(&self->g, ar, 0);
 	EXPECT_EQ(IBV_WC_SUCCESS, adv_run_first(_metadata, self, false));
 	EXPECT_EQ(-1, verify(ar->a + 4096, 64, 8));
+	EXPECT_EQ(-1, arena_canaries(ar));
+	adv_after(_metadata, self);
+}
+
+/* ---- FLUSH, written into the ring (rdma-core 44 has no verb for it) ---- */
+
+#define ADV_ACCESS_FLUSH_GLOBAL 0x100		/* IB_UVERBS_ACCESS_FLUSH_GLOBAL */
+#define ADV_ACCESS_FLUSH_PERSISTENT 0x200	/* IB_UVERBS_ACCESS_FLUSH_PERSISTENT */
+#define ADV_FLUSH_GLOBAL 1			/* placement types */
+#define ADV_FLUSH_PERSISTENT 2
+#define ADV_FLUSH_RANGE 0			/* selectivity levels */
+#define ADV_FLUSH_MR 1
+
+/* The raw QP's access rights, RTS to RTS (raw_qp_reset() gives it 0xf). */
+static int adv_qp_access(struct raw_qp *g, uint32_t access)
+{
+	struct ib_uverbs_modify_qp c = {
+		.qp_handle = g->qp.core.qp_handle, .qp_state = 3 /* RTS */,
+		.qp_access_flags = access, .attr_mask = 1 | (1 << 3) /* STATE | ACCESS_FLAGS */,
+	};
+
+	return uverbs_modify_qp(g->fd, &c);
+}
+
+/*
+ * FLUSH (opcode 14) from a QP to itself, one field wrong at a time: it
+ * completes (IBV_WC_FLUSH, no bytes) only through a key whose MR has the
+ * FLUSH right, on a QP that has it too, within the region (any address
+ * for the whole region), for global visibility.  Otherwise the responder
+ * refuses it (IBV_WC_REM_ACCESS_ERR: the right, the PD, the range, key 0
+ * or stale, persistence) or the WQE fails where it is (IBV_WC_LOC_QP_OP_ERR:
+ * a placement type or level no FETH may hold, a data segment).  An MR with
+ * the persistence right cannot be registered: srnic has no persistent
+ * memory, and does not offer the right.
+ */
+TEST_F(adv, flush_fields_one_by_one)
+{
+	const uint32_t all = 0xf | ADV_ACCESS_FLUSH_GLOBAL;
+	struct ib_uverbs_reg_mr_resp mf, mf2, d;
+	const struct arena *ar;
+	uint64_t seed = 1;
+
+	adv_build_sends_only(_metadata, self, &seed);
+	ar = &self->ar;
+	ASSERT_EQ(0, uverbs_reg_mr(self->g.fd, self->g.pd.core.pd_handle, (uintptr_t)ar->a,
+				   REGION, (uintptr_t)ar->a, all, &mf));
+	ASSERT_EQ(0, uverbs_reg_mr(self->g.fd, ar->pd2, (uintptr_t)ar->a, REGION,
+				   (uintptr_t)ar->a, all, &mf2));
+	EXPECT_EQ(-EOPNOTSUPP, uverbs_reg_mr(self->g.fd, self->g.pd.core.pd_handle,
+					     (uintptr_t)ar->a, REGION, (uintptr_t)ar->a,
+					     0xf | ADV_ACCESS_FLUSH_PERSISTENT, &d));
+	const struct {
+		uint32_t rkey, qp_access, len;
+		uint64_t raddr;
+		uint8_t type, level, num_sge, status;
+		const char *what;
+	} t[] = {
+		{ mf.rkey, all, 64, (uintptr_t)ar->a + 4096, ADV_FLUSH_GLOBAL,
+		  ADV_FLUSH_RANGE, 0, IBV_WC_SUCCESS, "a range" },
+		{ mf.rkey, all, REGION, (uintptr_t)ar->a, ADV_FLUSH_GLOBAL,
+		  ADV_FLUSH_RANGE, 0, IBV_WC_SUCCESS, "the whole region as a range" },
+		{ mf.rkey, all, 0, 0x5a5a0000ull, ADV_FLUSH_GLOBAL, ADV_FLUSH_MR, 0,
+		  IBV_WC_SUCCESS, "the region, any address" },
+		{ ar->mra.rkey, all, 64, (uintptr_t)ar->a, ADV_FLUSH_GLOBAL,
+		  ADV_FLUSH_RANGE, 0, IBV_WC_REM_ACCESS_ERR, "a key without the right" },
+		{ mf.rkey, 0xf, 64, (uintptr_t)ar->a, ADV_FLUSH_GLOBAL, ADV_FLUSH_RANGE, 0,
+		  IBV_WC_REM_ACCESS_ERR, "a QP without the right" },
+		{ mf2.rkey, all, 64, (uintptr_t)ar->a, ADV_FLUSH_GLOBAL, ADV_FLUSH_MR, 0,
+		  IBV_WC_REM_ACCESS_ERR, "another PD's key" },
+		{ mf.rkey, all, 64, (uintptr_t)ar->a + REGION - 32, ADV_FLUSH_GLOBAL,
+		  ADV_FLUSH_RANGE, 0, IBV_WC_REM_ACCESS_ERR, "past the region" },
+		{ mf.rkey, all, 64, (uintptr_t)ar->a - 64, ADV_FLUSH_GLOBAL,
+		  ADV_FLUSH_RANGE, 0, IBV_WC_REM_ACCESS_ERR, "before the region" },
+		{ 0, all, 0, 0, ADV_FLUSH_GLOBAL, ADV_FLUSH_MR, 0, IBV_WC_REM_ACCESS_ERR,
+		  "key 0" },
+		{ ar->stale, all, 0, 0, ADV_FLUSH_GLOBAL, ADV_FLUSH_MR, 0,
+		  IBV_WC_REM_ACCESS_ERR, "a deregistered MR's key" },
+		{ mf.rkey, all, 64, (uintptr_t)ar->a, ADV_FLUSH_PERSISTENT,
+		  ADV_FLUSH_RANGE, 0, IBV_WC_REM_ACCESS_ERR, "persistence" },
+		{ mf.rkey, all, 64, (uintptr_t)ar->a, 0, ADV_FLUSH_RANGE, 0,
+		  IBV_WC_LOC_QP_OP_ERR, "no placement type" },
+		{ mf.rkey, all, 64, (uintptr_t)ar->a, 0x80, ADV_FLUSH_RANGE, 0,
+		  IBV_WC_LOC_QP_OP_ERR, "a reserved placement type" },
+		{ mf.rkey, all, 64, (uintptr_t)ar->a, ADV_FLUSH_GLOBAL, 2, 0,
+		  IBV_WC_LOC_QP_OP_ERR, "a reserved level" },
+		{ mf.rkey, all, 64, (uintptr_t)ar->a, ADV_FLUSH_GLOBAL, ADV_FLUSH_RANGE, 1,
+		  IBV_WC_LOC_QP_OP_ERR, "a data segment" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct srnic_wqe_ctrl *c = self->g.sq_ring;	/* ring position 0 */
+		struct srnic_wqe_data *dseg =
+			(struct srnic_wqe_data *)((uint8_t *)c + SRNIC_SEND_HDR_RC);
+		const struct srnic_cqe *cqe;
+		bool ok = t[i].status == IBV_WC_SUCCESS;
+
+		TH_LOG("FLUSH: %s", t[i].what);
+		ASSERT_EQ(0, adv_qp_access(&self->g, t[i].qp_access));
+		raw_qp_flush(&self->g, 0, t[i].raddr, t[i].rkey, t[i].len, t[i].type,
+			     t[i].level);
+		c->num_sge = t[i].num_sge;
+		*dseg = (struct srnic_wqe_data){ 8, ar->mra.lkey, (uintptr_t)ar->a };
+		EXPECT_EQ(t[i].status, adv_run_first(_metadata, self, !ok));
+		cqe = (const struct srnic_cqe *)self->g.cq_ring +
+		      ((self->g.cq_cons - 1) & ((1u << RAW_QP_LOG_CQ) - 1));
+		if (ok) {
+			EXPECT_EQ(SRNIC_WC_FLUSH, cqe->opcode);
+			EXPECT_EQ(0, cqe->byte_len);
+		}
+	}
+	EXPECT_EQ(-1, all_eq(ar->a, REGION, 0)) TH_LOG("a FLUSH wrote");
 	EXPECT_EQ(-1, arena_canaries(ar));
 	adv_after(_metadata, self);
 }

@@ -6,7 +6,7 @@
 # pingpongs with data checks, the eight perftest programs), then RC on a bad wire (netem loss,
 # reordering, duplication, corruption, a netdev queue shorter than a piece); srnic's counters show
 # the packets, tshark decodes captures of UD and RC between srnic devices; XRC between srnic
-# devices (ibv_xsrq_pingpong); rdma_cm (rping,
+# devices (ibv_xsrq_pingpong); ATOMIC WRITE and FLUSH (tests/vm/wire_ops.c); rdma_cm (rping,
 # ucmatose), multicast (mckey) and NVMe over RDMA srnic with rxe and with srnic, NFS over RDMA
 # between srnic devices.  Prints "ok - ..." / "not ok - ..." lines; exits non-zero if one failed.
 set -uo pipefail
@@ -75,6 +75,17 @@ connected() {
 		check "$prog $what, b serves" perftest "$prog" $me_b $((port + 1)) -n 200
 		port=$((port + 2))
 	done
+}
+
+# atomic_ops server|client PORT: ATOMIC WRITE into the server's memory, and from an srnic client
+# FLUSH of it, the server checking what landed (tests/vm/wire_ops.c).
+atomic_ops() { SRNIC_DEV=$dev SRNIC_GID=$gid wire_side "$1" "$2" "$VMBIN/wire_ops" -p "$2"; }
+# ops_both PORT WHAT: atomic_ops each way round.
+ops_both() {
+	local me_a=server me_b=client
+	[ "$WIRE_ROLE" = a ] || { me_a=client; me_b=server; }
+	check "ATOMIC WRITE (and FLUSH from srnic) $2, a serves" atomic_ops $me_a "$1"
+	check "ATOMIC WRITE (and FLUSH from srnic) $2, b serves" atomic_ops $me_b $(($1 + 1))
 }
 
 # xsrq server|client PORT: ibv_xsrq_pingpong on $dev (XRC: SRQs of a domain, a QP pair per
@@ -335,6 +346,7 @@ late_acks() {
 use() { wire_use "$1" || { echo "not ok - $WIRE_ROLE: $dev on $WIRE_IF"; fail=1; }; }
 
 both ibv_rc_pingpong 18515 "rxe to rxe over the wire"
+ops_both 18530 "rxe with rxe"
 wire_sync "srnic-rxe"
 [ "$WIRE_ROLE" = a ] && use srnic
 wire_sync "srnic-rxe-ready"
@@ -347,6 +359,7 @@ ulp_nvme 18630 "srnic target (a), rxe host (b)"
 ONE_WAY=1 badwire 18640 "srnic (a) with rxe (b), 5% loss" retransmits loss 5%
 ONE_WAY=1 badwire 18650 "srnic (a) with rxe (b), 1% corruption" rx_icrc_errors corrupt 1%
 late_acks 18660
+ops_both 18670 "srnic (a) with rxe (b)"
 wire_sync "srnic-srnic"
 [ "$WIRE_ROLE" = b ] && use srnic
 wire_sync "srnic-srnic-ready"
@@ -381,6 +394,7 @@ me_b=client
 check "ibv_xsrq_pingpong srnic with srnic, XRC, a serves" xsrq $me_a 18698
 check "ibv_xsrq_pingpong srnic with srnic, XRC, b serves" xsrq $me_b 18699
 cm_both 18710 "srnic with srnic"
+ops_both 18715 "srnic with srnic"
 mc_both 18720 b "srnic with srnic"
 ulp_nvme 18730 "srnic with srnic"
 ulp_nfs 18731 "srnic with srnic"

@@ -132,6 +132,58 @@ static inline volatile struct srnic_db_slot *raw_qp_sq_slot(struct raw_qp *g)
 	return (struct srnic_db_slot *)g->uar + g->qp.drv.db.slot;
 }
 
+/*
+ * The send WQE at ring position @prod, cleared: a signaled @opcode with
+ * wr_id 100 + @prod; the caller fills the rest.
+ */
+static inline struct srnic_wqe_ctrl *raw_qp_wqe(struct raw_qp *g, uint32_t prod,
+						uint8_t opcode)
+{
+	uint8_t *slot = (uint8_t *)g->sq_ring +
+			((size_t)(prod & ((1u << RAW_QP_LOG_SQ) - 1)) << RAW_QP_LOG_STRIDE);
+	struct srnic_wqe_ctrl *c = (struct srnic_wqe_ctrl *)slot;
+
+	memset(slot, 0, (size_t)1 << RAW_QP_LOG_STRIDE);
+	c->opcode = opcode;
+	c->flags = SRNIC_WQE_SIGNALED;
+	c->wr_id = 100 + prod;
+	return c;
+}
+
+/*
+ * raw_qp_wqe() with a remote address segment (@raddr, @rkey): the segment
+ * after it (an atomic's or a FLUSH's) is returned for the caller to fill.
+ */
+static inline void *raw_qp_wqe_remote(struct raw_qp *g, uint32_t prod, uint8_t opcode,
+				      uint64_t raddr, uint32_t rkey)
+{
+	struct srnic_wqe_raddr *ra =
+		(struct srnic_wqe_raddr *)(raw_qp_wqe(g, prod, opcode) + 1);
+
+	ra->remote_addr = raddr;
+	ra->rkey = rkey;
+	return ra + 1;
+}
+
+/* A FLUSH of @len bytes at @raddr (@type, @level: the FETH's) at ring position @prod. */
+static inline void raw_qp_flush(struct raw_qp *g, uint32_t prod, uint64_t raddr,
+				uint32_t rkey, uint32_t len, uint8_t type, uint8_t level)
+{
+	struct srnic_wqe_flush *f = (struct srnic_wqe_flush *)
+		raw_qp_wqe_remote(g, prod, SRNIC_WR_FLUSH, raddr, rkey);
+
+	f->length = len;
+	f->type = type;
+	f->level = level;
+}
+
+/* Rings the send doorbell: the WQEs before @producer may go. */
+static inline int raw_qp_ring(struct raw_qp *g, uint32_t producer)
+{
+	return srnic_raw_ring_sq(g->fd, g->qp.core.qp_handle, g->qp_db,
+				 raw_qp_sq_slot(g), producer);
+}
+
 /* Consumes the CQEs the engine has written; counts them and the errors. */
 static inline void raw_qp_reap(struct raw_qp *g, int *cqes, int *errors)
 {

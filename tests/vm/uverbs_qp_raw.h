@@ -88,8 +88,15 @@ static inline int uverbs_query_qp_state(int fd, uint32_t handle)
  * RoCE GID @gid (index @sgid_index on port 1).  Retries 0 and RNR retries 0:
  * a test that makes the QP fail wants it to fail fast.
  */
-static inline int uverbs_rc_to_rts(int fd, uint32_t handle, uint32_t dest_qpn,
-				   const uint8_t gid[16], uint8_t sgid_index)
+/*
+ * RESET to RTS toward @dest_qpn at @gid, from our GID @sgid_index: both
+ * PSNs @psn, a Local ACK Timeout of @timeout (4.096 us << it) and
+ * @retry_cnt retries.
+ */
+static inline int uverbs_rc_to_rts_timed(int fd, uint32_t handle,
+					 uint32_t dest_qpn, const uint8_t gid[16],
+					 uint8_t sgid_index, uint8_t timeout,
+					 uint8_t retry_cnt, uint32_t psn)
 {
 	struct ib_uverbs_modify_qp c;
 	int err;
@@ -115,7 +122,7 @@ static inline int uverbs_rc_to_rts(int fd, uint32_t handle, uint32_t dest_qpn,
 	c.dest.port_num = 1;
 	c.path_mtu = 3; /* IB_MTU_1024 */
 	c.dest_qp_num = dest_qpn;
-	c.rq_psn = 0;
+	c.rq_psn = psn;
 	c.max_dest_rd_atomic = 1;
 	c.min_rnr_timer = 1;
 	c.attr_mask = 1 /* STATE */ | (1 << 7) /* AV */ | (1 << 8) /* PATH_MTU */ |
@@ -128,15 +135,22 @@ static inline int uverbs_rc_to_rts(int fd, uint32_t handle, uint32_t dest_qpn,
 	memset(&c, 0, sizeof(c));
 	c.qp_handle = handle;
 	c.qp_state = 3; /* IB_QPS_RTS */
-	c.timeout = 10;
-	c.retry_cnt = 0;
+	c.timeout = timeout;
+	c.retry_cnt = retry_cnt;
 	c.rnr_retry = 0;
-	c.sq_psn = 0;
+	c.sq_psn = psn;
 	c.max_rd_atomic = 1;
 	c.attr_mask = 1 /* STATE */ | (1 << 9) /* TIMEOUT */ |
 		      (1 << 10) /* RETRY_CNT */ | (1 << 11) /* RNR_RETRY */ |
 		      (1 << 16) /* SQ_PSN */ | (1 << 13) /* MAX_QP_RD_ATOMIC */;
 	return uverbs_modify_qp(fd, &c);
+}
+
+/* ... with PSNs 0, the timeout of 10 and no retry. */
+static inline int uverbs_rc_to_rts(int fd, uint32_t handle, uint32_t dest_qpn,
+				   const uint8_t gid[16], uint8_t sgid_index)
+{
+	return uverbs_rc_to_rts_timed(fd, handle, dest_qpn, gid, sgid_index, 10, 0, 0);
 }
 
 /*

@@ -14,7 +14,9 @@
  * connected to it, a UDP socket in its namespace reads srnic's answers.
  * Wrong PSNs, forged sources, lengths beyond the RETH, keys 0 and
  * foreign, duplicates of what was never asked, READs too long or too
- * large to answer at once.
+ * large to answer at once, FLUSHes srnic may not carry out.  And srnic as
+ * the requester, the peer answering by hand: the window, READs and
+ * atomics in flight, FLUSH and ATOMIC WRITE as rxe sends and answers them.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -28,6 +30,7 @@
 
 #include "kselftest_harness.h"
 #include "traffic.h"
+#include "raw_qp.h"
 
 #define W_VETH "srw"
 #define W_DEV "srwd"
@@ -107,6 +110,21 @@ static void put_ip_udp(uint8_t *b, const char *saddr, const char *daddr, size_t 
 	b[23] = 4791 & 0xff;
 	b[24] = (len - 20) >> 8;
 	b[25] = (len - 20);
+}
+
+/*
+ * The ICRC rxe (Linux 6.12) gives a FLUSH: the CRC goes on, after the
+ * headers, over the packet from its BTH again (rxe's opcode table has no
+ * payload offset for FLUSH).
+ */
+static uint32_t icrc_rxe_flush(const uint8_t *pkt, size_t len)
+{
+	return ~crc32_raw(~icrc(pkt, len), pkt + 28, len - 28 - 4);
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /* The ICRC into the last 4 bytes, little end first; @flip spoils it. */
@@ -470,6 +488,7 @@ enum {
 	OP_WRITE_MIDDLE = 0x07, OP_WRITE_LAST = 0x08, OP_READ_REQ = 0x0c, OP_READ_FIRST = 0x0d,
 	OP_READ_MIDDLE = 0x0e, OP_READ_LAST = 0x0f, OP_READ_ONLY = 0x10,
 	OP_ACK = 0x11, OP_ATOMIC_ACK = 0x12, OP_CMP_SWAP = 0x13, OP_FETCH_ADD = 0x14,
+	OP_FLUSH = 0x1c, OP_ATOMIC_WRITE = 0x1d,
 	OP_XRC = 0xa0,
 	SYN_ACK = 0x00, SYN_NAK_SEQ = 0x60, SYN_NAK_INV = 0x61, SYN_NAK_ACCESS = 0x62,
 };
@@ -486,6 +505,8 @@ struct rcpkt {
 	const void *head;		/* the payload's first head_len bytes (a TMH) */
 	uint32_t head_len;
 	const char *saddr;		/* NULL: the peer's */
+	int rxe_icrc;			/* a FLUSH with rxe's ICRC */
+	uint32_t icrc_flip;		/* spoils the ICRC */
 };
 
 static struct rcpkt rc_send(uint32_t psn, uint32_t len, uint8_t fill)
@@ -529,7 +550,13 @@ static size_t build_rc(uint8_t *b, const struct rcpkt *r, uint32_t dqpn)
 	memset(p + 12 + r->ext_len, r->fill, r->len);
 	if (r->head)
 		memcpy(p + 12 + r->ext_len, r->head, r->head_len);
-	put_icrc(b, len, 0);
+	put_icrc(b, len, r->icrc_flip);
+	if (r->rxe_icrc) {
+		uint32_t c = icrc_rxe_flush(b, len) ^ r->icrc_flip;
+
+		for (int i = 0; i < 4; i++)
+			b[len - 4 + i] = c >> 8 * i;
+	}
 	return len;
 }
 
@@ -565,27 +592,40 @@ static int ipv4_gid(struct env *e)
 	return -1;
 }
 
+/* The peer's GID: its IPv4 address, mapped. */
+static const union ibv_gid *peer_gid(void)
+{
+	static union ibv_gid peer = { .raw = { [10] = 0xff, [11] = 0xff } };
+
+	inet_pton(AF_INET, W_PEER, peer.raw + 12);
+	return &peer;
+}
+
+/* srnic's RC QP as @o says, connected to the peer's QPN at its address, its receive queue full. */
+static void rc_connect_with(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			    struct qp_opts *o)
+{
+	o->buf_len = W_BUF;
+	ASSERT_EQ(0, ep_create(&self->e, o, &self->x));
+	self->x.dgid = peer_gid();
+	ASSERT_EQ(0, ep_connect(&self->x, W_PQPN));
+	for (int k = 0; k < 32; k++)
+		ASSERT_EQ(0, post_recv(&self->x, k, (size_t)k * 4096, 4096));
+}
+
 /*
- * srnic's RC QP connected to the peer's QPN at its address, its receive
- * queue full; @timeout its Local ACK Timeout (0: the tests' default),
- * @rd its max_rd_atomic (0: the device's, at most 16).
+ * ... with @timeout its Local ACK Timeout (0: the tests' default), @rd its
+ * max_rd_atomic (0: the device's, at most 16).
  */
 static void rc_connect_rd(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
 			  uint8_t timeout, uint8_t rd)
 {
-	static union ibv_gid peer = { .raw = { [10] = 0xff, [11] = 0xff } };
 	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
 
-	inet_pton(AF_INET, W_PEER, peer.raw + 12);
-	o.buf_len = W_BUF;
 	o.max_rd_atomic = rd;
 	if (timeout)
 		o.timeout = timeout;
-	ASSERT_EQ(0, ep_create(&self->e, &o, &self->x));
-	self->x.dgid = &peer;
-	ASSERT_EQ(0, ep_connect(&self->x, W_PQPN));
-	for (int k = 0; k < 32; k++)
-		ASSERT_EQ(0, post_recv(&self->x, k, (size_t)k * 4096, 4096));
+	rc_connect_with(_metadata, self, &o);
 }
 
 static void rc_connect(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
@@ -1780,6 +1820,387 @@ TEST_F(rcw, short_read_responses_dropped)
 	peer_read_resp(_metadata, self, OP_READ_LAST, psn + 1, mtu, 0x5a);
 	expect_done(_metadata, self, 1, 1);
 	EXPECT_EQ(-1, all_eq(self->x.buf, 2 * mtu, 0x5a));
+}
+
+/* ---- FLUSH and ATOMIC WRITE, answered and asked as rxe does ---- */
+
+/* uapi values rdma-core 44 has no names for. */
+#define W_ACCESS_FLUSH_GLOBAL 0x100	/* IB_UVERBS_ACCESS_FLUSH_GLOBAL */
+#define W_FLUSH_GLOBAL 1		/* placement types */
+#define W_FLUSH_PERSISTENT 2
+#define W_FLUSH_RANGE 0			/* selectivity levels */
+#define W_FLUSH_MR 1
+
+/* A FLUSH from the peer: a FETH (@type, @level), then a RETH for @len bytes at @va. */
+static struct rcpkt rc_flush(uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len,
+			     uint8_t type, uint8_t level)
+{
+	struct rcpkt r = rc_reth(OP_FLUSH, psn, va, rkey, len);
+	uint32_t feth = htonl((uint32_t)level << 4 | type);
+
+	memmove(r.ext + 4, r.ext, 16);
+	memcpy(r.ext, &feth, 4);
+	r.ext_len = 20;
+	return r;
+}
+
+/* An ATOMIC WRITE from the peer: a RETH for 8 bytes at @va, then *@v's bytes. */
+static struct rcpkt rc_atomic_write(uint32_t psn, uint64_t va, uint32_t rkey,
+				    const uint64_t *v)
+{
+	struct rcpkt r = rc_reth(OP_ATOMIC_WRITE, psn, va, rkey, 8);
+
+	r.len = 8;
+	r.head = v;
+	r.head_len = 8;
+	return r;
+}
+
+/* srnic's next answer is an empty READ RESPONSE ONLY acknowledging @psn, MSN @msn. */
+static void expect_empty_read(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			      uint32_t psn, uint32_t msn)
+{
+	struct answer a;
+
+	ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("no answer for PSN %#x", psn);
+	EXPECT_EQ(OP_READ_ONLY, a.op);
+	EXPECT_EQ(psn, a.psn);
+	EXPECT_EQ(0, a.syn >> 5) TH_LOG("syndrome %#x", a.syn);
+	EXPECT_EQ(msn, a.msn);
+	EXPECT_EQ(0, a.plen);
+}
+
+/* srnic's QP connected with the FLUSH right for the QP (@qp) and its MR (@mr). */
+static void rc_connect_flush(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			     int qp, int mr)
+{
+	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
+
+	ep_destroy(&self->x);
+	if (qp)
+		o.qp_access |= W_ACCESS_FLUSH_GLOBAL;
+	if (mr)
+		o.mr_access |= W_ACCESS_FLUSH_GLOBAL;
+	rc_connect_with(_metadata, self, &o);
+}
+
+/*
+ * The peer's FLUSH of a range and of the whole region (any address), and
+ * its ATOMIC WRITE, are each answered with an empty READ RESPONSE ONLY, as
+ * rxe answers them; a duplicate of each gets the same answer again from
+ * the responder's resources, and the duplicate ATOMIC WRITE does not
+ * write again (the memory rewritten meanwhile keeps its new value).
+ */
+TEST_F(rcw, flush_and_atomic_write_answered_with_empty_reads)
+{
+	uint64_t v1 = 0x0102030405060708ull, v2 = 0x1111, got, va;
+	uint32_t psn = W_PSN, rkey;
+	struct rcpkt f, aw;
+	struct ibv_wc wc;
+
+	rc_connect_flush(_metadata, self, 1, 1);
+	va = (uintptr_t)self->x.buf;
+	rkey = self->x.mr->rkey;
+	f = rc_flush(psn, va + 65536, rkey, 4096, W_FLUSH_GLOBAL, W_FLUSH_RANGE);
+	ASSERT_EQ(0, rc_send_pkt(self, &f));
+	expect_empty_read(_metadata, self, psn, 1);
+	ASSERT_EQ(0, rc_send_pkt(self, &f));
+	expect_empty_read(_metadata, self, psn, 1);
+
+	aw = rc_atomic_write(psn + 1, va + 131072, rkey, &v1);
+	ASSERT_EQ(0, rc_send_pkt(self, &aw));
+	expect_empty_read(_metadata, self, psn + 1, 2);
+	memcpy(&got, self->x.buf + 131072, 8);
+	EXPECT_EQ(v1, got);
+	memcpy(self->x.buf + 131072, &v2, 8);
+	ASSERT_EQ(0, rc_send_pkt(self, &aw));
+	expect_empty_read(_metadata, self, psn + 1, 2);
+	memcpy(&got, self->x.buf + 131072, 8);
+	EXPECT_EQ(v2, got) TH_LOG("a duplicate ATOMIC WRITE wrote again");
+
+	f = rc_flush(psn + 2, 0, rkey, 0, W_FLUSH_GLOBAL, W_FLUSH_MR);
+	ASSERT_EQ(0, rc_send_pkt(self, &f));
+	expect_empty_read(_metadata, self, psn + 2, 3);
+	expect_no_answer(_metadata, self);
+	EXPECT_EQ(0, poll_one(self->x.cq, &wc, 0));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
+}
+
+/*
+ * FLUSHes the responder cannot carry out: refused with the NAK the spec
+ * gives (remote access for a right or a range that is not there, invalid
+ * request for a placement type or level the FETH may not hold), the QP in
+ * error afterwards, as after any such NAK.
+ */
+TEST_F(rcw, flush_refused)
+{
+	const struct {
+		uint8_t type, level;
+		int qp, mr, key0;
+		uint64_t off;
+		uint8_t syn;
+		const char *what;
+	} t[] = {
+		{ W_FLUSH_GLOBAL, W_FLUSH_RANGE, 1, 0, 0, 0, SYN_NAK_ACCESS,
+		  "a key without the FLUSH right" },
+		{ W_FLUSH_GLOBAL, W_FLUSH_RANGE, 0, 1, 0, 0, SYN_NAK_ACCESS,
+		  "a QP without the FLUSH right" },
+		{ W_FLUSH_GLOBAL, W_FLUSH_MR, 1, 1, 1, 0, SYN_NAK_ACCESS, "rkey 0" },
+		{ W_FLUSH_GLOBAL, W_FLUSH_RANGE, 1, 1, 0, W_BUF - 32, SYN_NAK_ACCESS,
+		  "a range past the region" },
+		{ W_FLUSH_PERSISTENT, W_FLUSH_RANGE, 1, 1, 0, 0, SYN_NAK_ACCESS,
+		  "persistence, which no srnic memory has" },
+		{ W_FLUSH_GLOBAL | W_FLUSH_PERSISTENT, W_FLUSH_MR, 1, 1, 0, 0, SYN_NAK_ACCESS,
+		  "visibility and persistence" },
+		{ 0, W_FLUSH_RANGE, 1, 1, 0, 0, SYN_NAK_INV, "no placement type" },
+		{ 4, W_FLUSH_RANGE, 1, 1, 0, 0, SYN_NAK_INV, "a reserved placement type" },
+		{ W_FLUSH_GLOBAL, 2, 1, 1, 0, 0, SYN_NAK_INV, "a reserved selectivity level" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct rcpkt f;
+
+		TH_LOG("%s", t[i].what);
+		rc_connect_flush(_metadata, self, t[i].qp, t[i].mr);
+		f = rc_flush(W_PSN, (uintptr_t)self->x.buf + t[i].off,
+			     t[i].key0 ? 0 : self->x.mr->rkey, 64, t[i].type, t[i].level);
+		ASSERT_EQ(0, rc_send_pkt(self, &f));
+		expect_ack(_metadata, self, t[i].syn, W_PSN);
+		expect_no_answer(_metadata, self);
+		EXPECT_TRUE(wait_state(self->x.qp, IBV_QPS_ERR, WC_MS));
+	}
+}
+
+/*
+ * A FLUSH from rxe carries rxe's own ICRC (srnic_icrc.c): srnic answers it
+ * as any FLUSH.  That form is taken for an RC FLUSH only: a WRITE with an
+ * ICRC made that way, and a FLUSH whose rxe-form ICRC is spoiled, are
+ * dropped and counted as ICRC errors, and answer nothing.
+ */
+TEST_F(rcw, flush_with_rxe_icrc_answered)
+{
+	long long icrc0 = counter("rx_icrc_errors");
+	struct rcpkt f, w;
+
+	rc_connect_flush(_metadata, self, 1, 1);
+	f = rc_flush(W_PSN, (uintptr_t)self->x.buf, self->x.mr->rkey, 64, W_FLUSH_GLOBAL,
+		     W_FLUSH_RANGE);
+	f.rxe_icrc = 1;
+	f.icrc_flip = 0x100;
+	ASSERT_EQ(0, rc_send_pkt(self, &f));
+	w = rc_reth(OP_WRITE_ONLY, W_PSN, (uintptr_t)self->x.buf, self->x.mr->rkey, 64);
+	w.len = 64;
+	w.fill = 0x77;
+	w.rxe_icrc = 1;
+	ASSERT_EQ(0, rc_send_pkt(self, &w));
+	expect_no_answer(_metadata, self);
+	EXPECT_EQ(icrc0 + 2, counter("rx_icrc_errors"));
+	EXPECT_EQ(-1, all_eq(self->x.buf, 64, 0)) TH_LOG("the WRITE landed");
+	f.icrc_flip = 0;
+	ASSERT_EQ(0, rc_send_pkt(self, &f));
+	expect_empty_read(_metadata, self, W_PSN, 1);
+}
+
+/* A raw QP (rings the test writes: rdma-core 44 posts no FLUSH) connected to the peer. */
+static void raw_connect(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			struct raw_qp *g)
+{
+	struct ib_uverbs_modify_qp reset = { .qp_state = 0, .attr_mask = 1 };
+	const char *step = "";
+	int err = raw_qp_make(g, &self->e, &step);
+
+	ASSERT_EQ(0, err) TH_LOG("raw QP, %s: %s", step, strerror(-err));
+	reset.qp_handle = g->qp.core.qp_handle;
+	/* A Local ACK Timeout of 4 s: nothing goes again while the peer waits. */
+	ASSERT_EQ(0, uverbs_modify_qp(g->fd, &reset));
+	ASSERT_EQ(0, uverbs_rc_to_rts_timed(g->fd, g->qp.core.qp_handle, W_PQPN,
+					    peer_gid()->raw, self->e.gid_idx, 20, 7, 0));
+}
+
+/* The raw QP's next completion within @ms, into *@c: how many came (1 expected). */
+static int raw_cqe(struct raw_qp *g, int ms, struct srnic_cqe *c)
+{
+	const struct srnic_cqe *ring = g->cq_ring;
+	uint64_t end = now_ms() + ms;
+	int n = 0, errors = 0;
+
+	do {
+		raw_qp_reap(g, &n, &errors);
+		if (n) {
+			*c = ring[(g->cq_cons - 1) & ((1u << RAW_QP_LOG_CQ) - 1)];
+			return n;
+		}
+		usleep(1000);
+	} while (now_ms() < end);
+	return 0;
+}
+
+/* The peer's empty READ RESPONSE ONLY for @psn, to QP @qpn. */
+static void peer_empty_read(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			    uint32_t qpn, uint32_t psn, uint8_t op)
+{
+	struct rcpkt r = { .opcode = op, .psn = psn, .ext_len = 4 };
+
+	r.ext[0] = SYN_ACK | 0x1f;
+	ASSERT_EQ(0, rc_send_to(self, &r, qpn));
+}
+
+/*
+ * srnic's FLUSH on the wire (a WQE written into the ring: opcode 14 and
+ * its segment), as rxe sends it: a FETH and a RETH naming the range, no
+ * payload.  An ACK does not complete it; its empty READ RESPONSE ONLY
+ * does, with IBV_WC_FLUSH and no bytes.
+ */
+TEST_F(rcw, flush_requested)
+{
+	const uint64_t va = 0x123456789000ull;
+	const uint32_t rkey = 0xabcd01, len = 4096;
+	uint32_t feth = htonl(W_FLUSH_RANGE << 4 | W_FLUSH_GLOBAL), brkey = htonl(rkey);
+	uint32_t blen = htonl(len);
+	uint64_t bva = htobe64(va);
+	struct srnic_cqe cqe;
+	struct answer a;
+	struct raw_qp g;
+
+	raw_connect(_metadata, self, &g);
+	raw_qp_flush(&g, 0, va, rkey, len, W_FLUSH_GLOBAL, W_FLUSH_RANGE);
+	ASSERT_EQ(0, raw_qp_ring(&g, 1));
+	ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS));
+	EXPECT_EQ(OP_FLUSH, a.op);
+	EXPECT_EQ(0, a.psn);
+	EXPECT_TRUE(a.b[8] & 0x80) TH_LOG("no AckReq");
+	ASSERT_EQ(20, a.plen) TH_LOG("a FETH and a RETH");
+	EXPECT_EQ(0, memcmp(a.payload, &feth, 4));
+	EXPECT_EQ(0, memcmp(a.payload + 4, &bva, 8));
+	EXPECT_EQ(0, memcmp(a.payload + 12, &brkey, 4));
+	EXPECT_EQ(0, memcmp(a.payload + 16, &blen, 4));
+	peer_empty_read(_metadata, self, g.qp.core.qpn, 0, OP_ACK);
+	EXPECT_EQ(0, raw_cqe(&g, QUIET_MS, &cqe)) TH_LOG("an ACK completed a FLUSH");
+	peer_empty_read(_metadata, self, g.qp.core.qpn, 0, OP_READ_ONLY);
+	ASSERT_EQ(1, raw_cqe(&g, WC_MS, &cqe));
+	EXPECT_EQ(IBV_WC_SUCCESS, cqe.status);
+	EXPECT_EQ(SRNIC_WC_FLUSH, cqe.opcode);
+	EXPECT_EQ(100, cqe.wr_id);
+	EXPECT_EQ(0, cqe.byte_len);
+	expect_no_answer(_metadata, self);
+	raw_qp_free(&g);
+}
+
+/*
+ * srnic's next packet as the peer's IP layer saw it: the IPv4 and UDP
+ * headers srnic writes (ID 0, DF, its UDP source port) rebuilt in front of
+ * what the socket got, so that the ICRC can be checked.  Its length, or 0
+ * when none came within @ms.
+ */
+static size_t next_packet(int s, uint8_t *b, size_t cap, int ms)
+{
+	struct pollfd pfd = { .fd = s, .events = POLLIN };
+	struct sockaddr_in from;
+	socklen_t flen = sizeof(from);
+	uint8_t h[28];
+	ssize_t n;
+
+	if (poll(&pfd, 1, ms) != 1)
+		return 0;
+	n = recvfrom(s, b + 28, cap - 28, 0, (struct sockaddr *)&from, &flen);
+	if (n < 16)
+		return 0;
+	put_ip_udp(h, W_ME, W_PEER, sizeof(h));
+	h[2] = (n + 28) >> 8;
+	h[3] = n + 28;
+	h[4] = h[5] = 0;
+	memcpy(h + 20, &from.sin_port, 2);
+	h[24] = (n + 8) >> 8;
+	h[25] = n + 8;
+	memcpy(b, h, sizeof(h));
+	return n + 28;
+}
+
+/*
+ * A FLUSH that goes unanswered goes again with the other ICRC form (the
+ * spec's first, then rxe's, srnic_icrc.c), so that a peer taking either
+ * answers; the form the peer answered is the QP's first choice for the
+ * next FLUSH.
+ */
+TEST_F(rcw, flush_again_in_rxe_form_then_kept)
+{
+	struct ib_uverbs_modify_qp reset = { .qp_state = 0, .attr_mask = 1 };
+	static uint8_t b[4096];
+	struct srnic_cqe cqe;
+	const char *step = "";
+	struct raw_qp g;
+	size_t len;
+
+	ASSERT_EQ(0, raw_qp_make(&g, &self->e, &step)) TH_LOG("raw QP, %s", step);
+	reset.qp_handle = g.qp.core.qp_handle;
+	ASSERT_EQ(0, uverbs_modify_qp(g.fd, &reset));
+	/* A Local ACK Timeout of 67 ms (the least srnic takes), 7 retries. */
+	ASSERT_EQ(0, uverbs_rc_to_rts_timed(g.fd, g.qp.core.qp_handle, W_PQPN,
+					    peer_gid()->raw, self->e.gid_idx, 14, 7, 0));
+	for (uint32_t k = 0; k < 2; k++)
+		raw_qp_flush(&g, k, 0, 0x1234, 64, W_FLUSH_GLOBAL, W_FLUSH_RANGE);
+	ASSERT_EQ(0, raw_qp_ring(&g, 1));
+	len = next_packet(self->ans, b, sizeof(b), WC_MS);
+	ASSERT_EQ(28 + 12 + 20 + 4, len);
+	EXPECT_EQ(OP_FLUSH, b[28]);
+	EXPECT_EQ(icrc(b, len), get_le32(b + len - 4)) TH_LOG("first: not the spec's ICRC");
+	len = next_packet(self->ans, b, sizeof(b), WC_MS);
+	ASSERT_EQ(28 + 12 + 20 + 4, len) TH_LOG("the FLUSH did not go again");
+	EXPECT_EQ(icrc_rxe_flush(b, len), get_le32(b + len - 4)) TH_LOG("again: not rxe's ICRC");
+	peer_empty_read(_metadata, self, g.qp.core.qpn, 0, OP_READ_ONLY);
+	ASSERT_EQ(1, raw_cqe(&g, WC_MS, &cqe));
+	EXPECT_EQ(IBV_WC_SUCCESS, cqe.status);
+	/* The answer may have crossed a third copy: only the next FLUSH's first counts. */
+	ASSERT_EQ(0, raw_qp_ring(&g, 2));
+	do {
+		len = next_packet(self->ans, b, sizeof(b), WC_MS);
+		ASSERT_NE(0, len);
+	} while ((b[28 + 9] << 16 | b[28 + 10] << 8 | b[28 + 11]) != 1);
+	EXPECT_EQ(icrc_rxe_flush(b, len), get_le32(b + len - 4))
+		TH_LOG("the next FLUSH: not in the form answered");
+	peer_empty_read(_metadata, self, g.qp.core.qpn, 1, OP_READ_ONLY);
+	ASSERT_EQ(1, raw_cqe(&g, WC_MS, &cqe));
+	EXPECT_EQ(IBV_WC_SUCCESS, cqe.status);
+	EXPECT_EQ(101, cqe.wr_id);
+	raw_qp_free(&g);
+}
+
+/*
+ * srnic's ATOMIC WRITE as rxe sends it (a RETH for 8 bytes, and the 8
+ * bytes) is completed by the answer rxe gives: an empty READ RESPONSE
+ * ONLY.  (srnic used to wait for an ACK, which rxe never sends: every
+ * ATOMIC WRITE to rxe ended in IBV_WC_RETRY_EXC_ERR.)
+ */
+TEST_F(rcw, atomic_write_requested_answered_as_rxe_answers)
+{
+	const uint64_t v = 0x0102030405060708ull, va = 0x123456789000ull;
+	const uint32_t rkey = 0xabcd01;
+	uint32_t brkey = htonl(rkey), b8 = htonl(8);
+	uint64_t bva = htobe64(va);
+	struct srnic_wqe_atomic *at;
+	struct srnic_cqe cqe;
+	struct answer a;
+	struct raw_qp g;
+
+	raw_connect(_metadata, self, &g);
+	at = raw_qp_wqe_remote(&g, 0, SRNIC_WR_ATOMIC_WRITE, va, rkey);
+	at->compare_add = v;
+	ASSERT_EQ(0, raw_qp_ring(&g, 1));
+	ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS));
+	EXPECT_EQ(OP_ATOMIC_WRITE, a.op);
+	EXPECT_EQ(0, a.psn);
+	ASSERT_EQ(24, a.plen) TH_LOG("a RETH and 8 bytes");
+	EXPECT_EQ(0, memcmp(a.payload, &bva, 8));
+	EXPECT_EQ(0, memcmp(a.payload + 8, &brkey, 4));
+	EXPECT_EQ(0, memcmp(a.payload + 12, &b8, 4));
+	EXPECT_EQ(0, memcmp(a.payload + 16, &v, 8));
+	peer_empty_read(_metadata, self, g.qp.core.qpn, 0, OP_READ_ONLY);
+	ASSERT_EQ(1, raw_cqe(&g, WC_MS, &cqe));
+	EXPECT_EQ(IBV_WC_SUCCESS, cqe.status);
+	EXPECT_EQ(SRNIC_WC_ATOMIC_WRITE, cqe.opcode);
+	EXPECT_EQ(100, cqe.wr_id);
+	expect_no_answer(_metadata, self);
+	raw_qp_free(&g);
 }
 
 /*
