@@ -311,6 +311,12 @@ static int srnic_qp_check_attr(struct srnic_qp *qp, const struct ib_qp_attr *a,
 				    IB_ACCESS_REMOTE_READ |
 				    IB_ACCESS_REMOTE_ATOMIC |
 				    SRNIC_ACCESS_FLUSH_GLOBAL |
+				    /*
+				     * The CM asks for both FLUSH rights of
+				     * a device that offers either: no MR has
+				     * the persistent one, so it grants nothing.
+				     */
+				    SRNIC_ACCESS_FLUSH_PERSISTENT |
 				    /* an MR flag some pass here too; ignored */
 				    IB_ACCESS_ON_DEMAND)))
 		return -EINVAL;

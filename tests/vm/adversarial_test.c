@@ -1034,7 +1034,8 @@ static int adv_qp_access(struct raw_qp *g, uint32_t access)
  * or stale, persistence) or the WQE fails where it is (IBV_WC_LOC_QP_OP_ERR:
  * a placement type or level no FETH may hold, a data segment).  An MR with
  * the persistence right cannot be registered: srnic has no persistent
- * memory, and does not offer the right.
+ * memory, and does not offer the right; a QP may have it (the CM gives a
+ * QP both FLUSH rights of a device that has either), which grants nothing.
  */
 TEST_F(adv, flush_fields_one_by_one)
 {
@@ -1080,6 +1081,13 @@ TEST_F(adv, flush_fields_one_by_one)
 		  IBV_WC_REM_ACCESS_ERR, "a deregistered MR's key" },
 		{ mf.rkey, all, 64, (uintptr_t)ar->a, ADV_FLUSH_PERSISTENT,
 		  ADV_FLUSH_RANGE, 0, IBV_WC_REM_ACCESS_ERR, "persistence" },
+		/* Both rights on the QP, as the CM gives them: still no persistence. */
+		{ mf.rkey, all | ADV_ACCESS_FLUSH_PERSISTENT, 64, (uintptr_t)ar->a,
+		  ADV_FLUSH_GLOBAL, ADV_FLUSH_RANGE, 0, IBV_WC_SUCCESS,
+		  "visibility, the QP with both rights" },
+		{ mf.rkey, all | ADV_ACCESS_FLUSH_PERSISTENT, 64, (uintptr_t)ar->a,
+		  ADV_FLUSH_PERSISTENT, ADV_FLUSH_RANGE, 0, IBV_WC_REM_ACCESS_ERR,
+		  "persistence, the QP with both rights" },
 		{ mf.rkey, all, 64, (uintptr_t)ar->a, 0, ADV_FLUSH_RANGE, 0,
 		  IBV_WC_LOC_QP_OP_ERR, "no placement type" },
 		{ mf.rkey, all, 64, (uintptr_t)ar->a, 0x80, ADV_FLUSH_RANGE, 0,
