@@ -720,6 +720,9 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	w->rd_next = p->rd_next;
 	w->rd_bytes = p->rd_bytes;
 	w->orig = p->orig;
+	/* A FLUSH went ahead once, in the form its peer answered last. */
+	w->out_rxe_form = p->op == SRNIC_WR_FLUSH && w->flush_rxe;
+	w->out_tries = 1;
 	w->out = true;
 	/* Known received: a WRITE or SEND is done; a READ's response lost. */
 	if (!w->answered && srnic_psn_diff(w->una, p->last) > 0) {

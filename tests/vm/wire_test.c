@@ -2162,6 +2162,40 @@ TEST_F(rcw, flush_again_in_rxe_form_then_kept)
 	ASSERT_EQ(1, raw_cqe(&g, WC_MS, &cqe));
 	EXPECT_EQ(IBV_WC_SUCCESS, cqe.status);
 	EXPECT_EQ(101, cqe.wr_id);
+
+	/*
+	 * A FLUSH ahead of an empty WRITE goes in that form too; answered
+	 * once it is the head, it leaves the form as it was.
+	 */
+	raw_qp_wqe_remote(&g, 2, IBV_WR_RDMA_WRITE, 0, 0x1234);
+	raw_qp_flush(&g, 3, 0, 0x1234, 64, W_FLUSH_GLOBAL, W_FLUSH_RANGE);
+	raw_qp_flush(&g, 4, 0, 0x1234, 64, W_FLUSH_GLOBAL, W_FLUSH_RANGE);
+	ASSERT_EQ(0, raw_qp_ring(&g, 4));
+	for (uint32_t psn = 2; psn <= 3; psn++) {
+		do {
+			len = next_packet(self->ans, b, sizeof(b), WC_MS);
+			ASSERT_NE(0, len);
+		} while ((b[28 + 9] << 16 | b[28 + 10] << 8 | b[28 + 11]) != psn);
+	}
+	EXPECT_EQ(OP_FLUSH, b[28]);
+	EXPECT_EQ(icrc_rxe_flush(b, len), get_le32(b + len - 4)) TH_LOG("the FLUSH ahead");
+	peer_empty_read(_metadata, self, g.qp.core.qpn, 2, OP_ACK);
+	ASSERT_EQ(1, raw_cqe(&g, WC_MS, &cqe));
+	EXPECT_EQ(102, cqe.wr_id);
+	peer_empty_read(_metadata, self, g.qp.core.qpn, 3, OP_READ_ONLY);
+	ASSERT_EQ(1, raw_cqe(&g, WC_MS, &cqe));
+	EXPECT_EQ(103, cqe.wr_id);
+	ASSERT_EQ(0, raw_qp_ring(&g, 5));
+	do {
+		len = next_packet(self->ans, b, sizeof(b), WC_MS);
+		ASSERT_NE(0, len);
+	} while ((b[28 + 9] << 16 | b[28 + 10] << 8 | b[28 + 11]) != 4);
+	EXPECT_EQ(icrc_rxe_flush(b, len), get_le32(b + len - 4))
+		TH_LOG("a FLUSH after one answered at the head from ahead");
+	peer_empty_read(_metadata, self, g.qp.core.qpn, 4, OP_READ_ONLY);
+	ASSERT_EQ(1, raw_cqe(&g, WC_MS, &cqe));
+	EXPECT_EQ(IBV_WC_SUCCESS, cqe.status);
+	EXPECT_EQ(104, cqe.wr_id);
 	raw_qp_free(&g);
 }
 
