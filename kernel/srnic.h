@@ -969,6 +969,17 @@ static inline bool srnic_opcode_remote_only(u8 op)
 	return op == SRNIC_WR_ATOMIC_WRITE || op == SRNIC_WR_FLUSH;
 }
 
+/*
+ * A FLUSH's FETH values any responder could carry out: a placement type of
+ * global visibility, persistence or both, a level of a range or the whole
+ * region.  Checked where the WQE is read and where the packet arrives.
+ */
+static inline bool srnic_flush_valid(u8 type, u8 level)
+{
+	return type && !(type & ~(SRNIC_FLUSH_GLOBAL | SRNIC_FLUSH_PERSISTENT)) &&
+	       level <= SRNIC_FLUSH_MR;
+}
+
 /* One request packet, one PSN, an answer of its own: atomics and FLUSH. */
 static inline bool srnic_opcode_one_packet(u8 op)
 {

@@ -229,16 +229,11 @@ static void srnic_req_account(struct srnic_qp *qp, u32 dqpn,
 	}
 }
 
-/*
- * A FLUSH's segment into @m: a placement type of global visibility,
- * persistence or both, and a level of a range or the whole region; the
- * WQE fails otherwise, as no responder could carry it out.
- */
+/* A FLUSH's segment into @m; one no responder could carry out fails the WQE. */
 static enum ib_wc_status srnic_msg_flush(const struct srnic_wqe_flush *f,
 					 struct srnic_msg *m)
 {
-	if (!f->type || f->type & ~(SRNIC_FLUSH_GLOBAL | SRNIC_FLUSH_PERSISTENT) ||
-	    f->level > SRNIC_FLUSH_MR)
+	if (!srnic_flush_valid(f->type, f->level))
 		return IB_WC_LOC_QP_OP_ERR;
 	m->flush_len = f->length;
 	m->flush_type = f->type;

@@ -530,7 +530,6 @@ enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst
 	return SRNIC_RESP_OK;
 }
 
-
 /*
  * The key of a FLUSH: an MR of the QP's PD with every right @access names,
  * and for a range the range within it.  Windows give no FLUSH right (a
@@ -570,9 +569,8 @@ enum srnic_resp srnic_resp_flush(struct srnic_qp *dst, const struct srnic_msg *m
 
 	if (!srnic_qp_receives(READ_ONCE(dst->state)))
 		return SRNIC_RESP_DROP;
-	if (!dst->attr.max_dest_rd_atomic || !m->flush_type ||
-	    m->flush_type & ~(SRNIC_FLUSH_GLOBAL | SRNIC_FLUSH_PERSISTENT) ||
-	    m->flush_level > SRNIC_FLUSH_MR)
+	if (!dst->attr.max_dest_rd_atomic ||
+	    !srnic_flush_valid(m->flush_type, m->flush_level))
 		return SRNIC_RESP_NAK_INV;
 	if (!SRNIC_ACCESS_FLUSH_GLOBAL || (m->flush_type & SRNIC_FLUSH_PERSISTENT) ||
 	    !(dst->attr.qp_access_flags & SRNIC_ACCESS_FLUSH_GLOBAL))

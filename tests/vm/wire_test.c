@@ -2117,6 +2117,21 @@ static size_t next_packet(int s, uint8_t *b, size_t cap, int ms)
 }
 
 /*
+ * srnic's next packet for PSN @psn, as next_packet() gives it; copies of
+ * earlier ones (an answer may cross a retransmission) are passed over.
+ * 0 when it did not come within WC_MS each.
+ */
+static size_t next_packet_psn(int s, uint8_t *b, size_t cap, uint32_t psn)
+{
+	size_t len;
+
+	do
+		len = next_packet(s, b, cap, WC_MS);
+	while (len && (uint32_t)(b[28 + 9] << 16 | b[28 + 10] << 8 | b[28 + 11]) != psn);
+	return len;
+}
+
+/*
  * A FLUSH that goes unanswered goes again with the other ICRC form (the
  * spec's first, then rxe's, srnic_icrc.c), so that a peer taking either
  * answers; the form the peer answered is the QP's first choice for the
@@ -2152,10 +2167,8 @@ TEST_F(rcw, flush_again_in_rxe_form_then_kept)
 	EXPECT_EQ(IBV_WC_SUCCESS, cqe.status);
 	/* The answer may have crossed a third copy: only the next FLUSH's first counts. */
 	ASSERT_EQ(0, raw_qp_ring(&g, 2));
-	do {
-		len = next_packet(self->ans, b, sizeof(b), WC_MS);
-		ASSERT_NE(0, len);
-	} while ((b[28 + 9] << 16 | b[28 + 10] << 8 | b[28 + 11]) != 1);
+	len = next_packet_psn(self->ans, b, sizeof(b), 1);
+	ASSERT_NE(0, len);
 	EXPECT_EQ(icrc_rxe_flush(b, len), get_le32(b + len - 4))
 		TH_LOG("the next FLUSH: not in the form answered");
 	peer_empty_read(_metadata, self, g.qp.core.qpn, 1, OP_READ_ONLY);
@@ -2171,12 +2184,9 @@ TEST_F(rcw, flush_again_in_rxe_form_then_kept)
 	raw_qp_flush(&g, 3, 0, 0x1234, 64, W_FLUSH_GLOBAL, W_FLUSH_RANGE);
 	raw_qp_flush(&g, 4, 0, 0x1234, 64, W_FLUSH_GLOBAL, W_FLUSH_RANGE);
 	ASSERT_EQ(0, raw_qp_ring(&g, 4));
-	for (uint32_t psn = 2; psn <= 3; psn++) {
-		do {
-			len = next_packet(self->ans, b, sizeof(b), WC_MS);
-			ASSERT_NE(0, len);
-		} while ((b[28 + 9] << 16 | b[28 + 10] << 8 | b[28 + 11]) != psn);
-	}
+	ASSERT_NE(0, next_packet_psn(self->ans, b, sizeof(b), 2));
+	len = next_packet_psn(self->ans, b, sizeof(b), 3);
+	ASSERT_NE(0, len);
 	EXPECT_EQ(OP_FLUSH, b[28]);
 	EXPECT_EQ(icrc_rxe_flush(b, len), get_le32(b + len - 4)) TH_LOG("the FLUSH ahead");
 	peer_empty_read(_metadata, self, g.qp.core.qpn, 2, OP_ACK);
@@ -2186,10 +2196,8 @@ TEST_F(rcw, flush_again_in_rxe_form_then_kept)
 	ASSERT_EQ(1, raw_cqe(&g, WC_MS, &cqe));
 	EXPECT_EQ(103, cqe.wr_id);
 	ASSERT_EQ(0, raw_qp_ring(&g, 5));
-	do {
-		len = next_packet(self->ans, b, sizeof(b), WC_MS);
-		ASSERT_NE(0, len);
-	} while ((b[28 + 9] << 16 | b[28 + 10] << 8 | b[28 + 11]) != 4);
+	len = next_packet_psn(self->ans, b, sizeof(b), 4);
+	ASSERT_NE(0, len);
 	EXPECT_EQ(icrc_rxe_flush(b, len), get_le32(b + len - 4))
 		TH_LOG("a FLUSH after one answered at the head from ahead");
 	peer_empty_read(_metadata, self, g.qp.core.qpn, 4, OP_READ_ONLY);
