@@ -308,6 +308,7 @@ enum srnic_port_counter {
 	SRNIC_PC_RX_DROPPED,		/* from the wire, dropped unread */
 	SRNIC_PC_SEQ_NAKS_SENT,		/* PSN sequence error NAKs sent */
 	SRNIC_PC_IMPLIED_NAKS,		/* READ/atomic responses found lost */
+	SRNIC_PC_TX_ZCOPY,		/* packets whose payload went as its pages */
 	SRNIC_PC_NUM
 };
 

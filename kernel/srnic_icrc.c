@@ -17,13 +17,12 @@
 #define SRNIC_ICRC_LRH_SEED	0xdebb20e3
 
 /*
- * The CRC-32 state, not yet inverted, after the headers and payload of the
- * packet whose IP header is at @l3 (IPv4 without options, or IPv6) and
- * whose UDP header and payload, ICRC included, are the @l4_len bytes after
- * it.  The caller has checked that @l4_len holds a UDP header, a BTH and
- * the ICRC.
+ * The CRC-32 state, not yet inverted, after the masked headers of the
+ * packet whose IP header is at @l3 (IPv4 without options, or IPv6) and the
+ * @after bytes that follow its BTH there.  The caller has checked that the
+ * packet holds them.
  */
-static u32 srnic_icrc_crc(const u8 *l3, bool ipv4, u32 l4_len)
+u32 srnic_icrc_headers(const u8 *l3, bool ipv4, u32 after)
 {
 	u8 masked[sizeof(struct ipv6hdr) + sizeof(struct udphdr) +
 		  sizeof(struct srnic_bth)];
@@ -52,8 +51,17 @@ static u32 srnic_icrc_crc(const u8 *l3, bool ipv4, u32 l4_len)
 	masked[l3_len + sizeof(struct udphdr) + 4] = 0xff;
 
 	crc = crc32_le(SRNIC_ICRC_LRH_SEED, masked, n);
-	return crc32_le(crc, l3 + n, l4_len - sizeof(struct udphdr) -
-			sizeof(struct srnic_bth) - SRNIC_ICRC_BYTES);
+	return crc32_le(crc, l3 + n, after);
+}
+
+/*
+ * The same after everything up to the ICRC, the packet's UDP header and
+ * what follows, ICRC included, being the @l4_len bytes after its IP header.
+ */
+static u32 srnic_icrc_crc(const u8 *l3, bool ipv4, u32 l4_len)
+{
+	return srnic_icrc_headers(l3, ipv4, l4_len - sizeof(struct udphdr) -
+				  sizeof(struct srnic_bth) - SRNIC_ICRC_BYTES);
 }
 
 /* The ICRC of a packet, as srnic_icrc_crc() describes it. */

@@ -332,6 +332,16 @@ void srnic_sg_write(const struct srnic_sg *dst, u64 doff, const void *buf,
 		    u64 len);
 void srnic_sg_put_u64(const struct srnic_sg *dst, u64 val);
 
+/* One piece of a payload within one page, for zero-copy transmit. */
+struct srnic_page_ref {
+	struct page *page;
+	const u8 *kva;
+	u32 off, len;
+};
+
+u32 srnic_sg_pages(const struct srnic_sg *src, u64 soff, u32 len,
+		   struct srnic_page_ref *f, u32 max);
+
 /* srnic_loop.c: the host-wide device registry of the loopback transport */
 int srnic_registry_add(struct srnic_dev *sdev);
 void srnic_registry_del(struct srnic_dev *sdev);

@@ -32,6 +32,7 @@
 #include <net/route.h>
 #include <net/udp.h>
 #include <linux/hash.h>
+#include <linux/crc32.h>
 
 #include "srnic_net.h"
 #include "srnic_transport.h"
@@ -579,40 +580,19 @@ static void srnic_net_l3(struct sk_buff *skb, const struct srnic_txp *t,
 }
 
 /*
- * Sends packet @t out of @sdev's netdev.  Lost, as on any wire, when there
- * is no route or no memory, or the netdev's queue is full (counted;
- * -ENOBUFS).  Inside srnic_engine_srcu:
- * the skb is allocated without sleeping.
+ * Zero-copy transmit: a payload of at least this many bytes goes as the
+ * pages it lies in (below it, copying costs less than taking the pages),
+ * in at most SRNIC_NET_ZC_FRAGS pieces, and a fragment of its own for the
+ * pad and ICRC; only through a netdev that takes page fragments
+ * (NETIF_F_SG): for any other the stack would copy the packet again.
  */
-int srnic_net_xmit(struct srnic_dev *sdev, const struct srnic_txp *t)
-{
-	struct net_device *ndev = READ_ONCE(sdev->ndev);
-	bool ipv4 = ipv6_addr_v4mapped((const struct in6_addr *)t->dgid);
-	u32 l3_len = ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
-	u32 pad = -t->len & 3, l4_len;
-	struct srnic_bth *bth;
-	struct sk_buff *skb;
-	int err;
-	u8 *p;
+#define SRNIC_NET_ZC_MIN	512
+#define SRNIC_NET_ZC_FRAGS	8
 
-	l4_len = sizeof(struct udphdr) + sizeof(*bth) + t->ext_len + t->len +
-		 pad + SRNIC_ICRC_BYTES;
-	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + l3_len + l4_len +
-			ndev->needed_tailroom, GFP_NOWAIT | __GFP_NOWARN);
-	if (!skb)
-		goto drop;
-	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
-	if (srnic_net_route(ndev, skb, t->sgid, t->dgid, ipv4, t->route))
-		goto drop;
-	p = skb_put(skb, l3_len + l4_len);
-	srnic_net_l3(skb, t, ipv4, l4_len);
-	bth = (struct srnic_bth *)(p + l3_len + sizeof(struct udphdr));
-	srnic_bth_set(bth, t->opcode, t->se, pad, t->dqpn, t->psn);
-	if (t->ackreq)
-		srnic_bth_set_ackreq(bth);
-	p = (u8 *)(bth + 1);
-	memcpy(p, t->ext, t->ext_len);
-	p += t->ext_len;
+/* The payload, pad and ICRC copied after the headers at @p. */
+static void srnic_net_body_copy(struct sk_buff *skb, const struct srnic_txp *t,
+				u8 *p, u32 pad, bool ipv4, u32 l4_len)
+{
 	if (t->len && t->payload)
 		srnic_sg_read(t->payload, t->off, p, t->len);
 	else if (t->len)
@@ -622,6 +602,85 @@ int srnic_net_xmit(struct srnic_dev *sdev, const struct srnic_txp *t)
 			   srnic_icrc_rxe_flush(skb_network_header(skb), ipv4, l4_len) :
 			   srnic_icrc(skb_network_header(skb), ipv4, l4_len),
 			   p + t->len + pad);
+}
+
+/*
+ * The payload as the @n page pieces @f (each page then held by the skb,
+ * whatever becomes of the MR), the pad and ICRC in a fragment after them.
+ * The stack may not write those pages (SKBFL_SHARED_FRAG): they are the
+ * user's.
+ */
+static int srnic_net_body_zc(struct sk_buff *skb, const struct srnic_txp *t,
+			     const struct srnic_page_ref *f, u32 n, u32 pad,
+			     bool ipv4)
+{
+	u32 crc = srnic_icrc_headers(skb_network_header(skb), ipv4, t->ext_len);
+	u32 i, tail_len = pad + SRNIC_ICRC_BYTES;
+	u8 *tail = netdev_alloc_frag(tail_len);
+	struct page *tp;
+
+	if (!tail)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		crc = crc32_le(crc, f[i].kva, f[i].len);
+		get_page(f[i].page);
+		skb_fill_page_desc(skb, i, f[i].page, f[i].off, f[i].len);
+	}
+	memset(tail, 0, pad);
+	put_unaligned_le32(~crc32_le(crc, tail, pad), tail + pad);
+	tp = virt_to_head_page(tail);
+	skb_fill_page_desc(skb, n, tp, tail - (u8 *)page_address(tp), tail_len);
+	skb->len += t->len + tail_len;
+	skb->data_len += t->len + tail_len;
+	skb->truesize += t->len + tail_len;
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	return 0;
+}
+
+/*
+ * Sends packet @t out of @sdev's netdev.  Lost, as on any wire, when there
+ * is no route or no memory, or the netdev's queue is full (counted;
+ * -ENOBUFS).  Inside srnic_engine_srcu (the payload's MRs held):
+ * the skb is allocated without sleeping.
+ */
+int srnic_net_xmit(struct srnic_dev *sdev, const struct srnic_txp *t)
+{
+	struct net_device *ndev = READ_ONCE(sdev->ndev);
+	bool ipv4 = ipv6_addr_v4mapped((const struct in6_addr *)t->dgid);
+	u32 l3_len = ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
+	struct srnic_page_ref f[SRNIC_NET_ZC_FRAGS];
+	u32 pad = -t->len & 3, l4_len, nf = 0, body;
+	struct srnic_bth *bth;
+	struct sk_buff *skb;
+	int err;
+	u8 *p;
+
+	if (t->payload && t->len >= SRNIC_NET_ZC_MIN && (ndev->features & NETIF_F_SG))
+		nf = srnic_sg_pages(t->payload, t->off, t->len, f, ARRAY_SIZE(f));
+	body = t->len + pad + SRNIC_ICRC_BYTES;
+	l4_len = sizeof(struct udphdr) + sizeof(*bth) + t->ext_len + body;
+	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + l3_len + l4_len -
+			(nf ? body : 0) + ndev->needed_tailroom,
+			GFP_NOWAIT | __GFP_NOWARN);
+	if (!skb)
+		goto drop;
+	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
+	if (srnic_net_route(ndev, skb, t->sgid, t->dgid, ipv4, t->route))
+		goto drop;
+	p = skb_put(skb, l3_len + l4_len - (nf ? body : 0));
+	srnic_net_l3(skb, t, ipv4, l4_len);
+	bth = (struct srnic_bth *)(p + l3_len + sizeof(struct udphdr));
+	srnic_bth_set(bth, t->opcode, t->se, pad, t->dqpn, t->psn);
+	if (t->ackreq)
+		srnic_bth_set_ackreq(bth);
+	p = (u8 *)(bth + 1);
+	memcpy(p, t->ext, t->ext_len);
+	if (!nf)
+		srnic_net_body_copy(skb, t, p + t->ext_len, pad, ipv4, l4_len);
+	else if (srnic_net_body_zc(skb, t, f, nf, pad, ipv4))
+		goto drop;
+	else
+		srnic_count(sdev, SRNIC_PC_TX_ZCOPY);
 	skb->dev = ndev;
 	if (ipv4)
 		err = ip_local_out(dev_net(ndev), NULL, skb);

@@ -4,6 +4,8 @@
  * entry is checked against its MR (PD, access, bounds) when it is resolved;
  * the copy then only walks kernel mappings of pinned pages.
  */
+#include <linux/net.h>
+
 #include "srnic_loc.h"
 
 /*
@@ -206,4 +208,39 @@ void srnic_sg_put_u64(const struct srnic_sg *dst, u64 val)
 		put_unaligned(val, (u64 *)d);
 	else
 		srnic_sg_write(dst, 0, &val, sizeof(val));
+}
+
+/*
+ * The pages under @len bytes at @soff of @src, for zero-copy transmit:
+ * pieces each within one page that the network stack may hold a reference
+ * to (pinned user memory, the page cache, pages a kernel ULP allocated;
+ * not slab, vmalloc or inline data: sendpage_ok()), at most @max of them.
+ * Their number, or 0 when the bytes are not all in such pages or need more
+ * pieces: then the caller copies them.
+ */
+u32 srnic_sg_pages(const struct srnic_sg *src, u64 soff, u32 len,
+		   struct srnic_page_ref *f, u32 max)
+{
+	u32 n = 0;
+
+	if (src->kbuf)
+		return 0;
+	while (len) {
+		size_t c;
+		u8 *s = srnic_sg_ptr(src, soff, &c);
+		struct page *pg;
+
+		if (!s || !c || n == max || !virt_addr_valid(s))
+			return 0;
+		pg = virt_to_page(s);
+		if (!sendpage_ok(pg))
+			return 0;
+		c = min3(c, (size_t)len, PAGE_SIZE - offset_in_page(s));
+		f[n++] = (struct srnic_page_ref){
+			.page = pg, .kva = s, .off = offset_in_page(s), .len = c,
+		};
+		soff += c;
+		len -= c;
+	}
+	return n;
 }

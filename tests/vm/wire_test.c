@@ -2245,6 +2245,138 @@ TEST_F(rcw, atomic_write_requested_answered_as_rxe_answers)
 	raw_qp_free(&g);
 }
 
+/* Byte @i of the zero-copy tests' buffers: no two pages alike. */
+static uint8_t zc_byte(size_t i)
+{
+	return (uint8_t)(i * 7 + (i >> 12) * 13 + 1);
+}
+
+/*
+ * A signaled WRITE of srnic's QP to the peer's memory from the @n pieces @s
+ * (offset, length) of @base, under @lkey.
+ */
+static int post_write_sges(struct ep *x, uint64_t wr_id, const uint8_t *base,
+			   const size_t (*s)[2], int n, uint32_t lkey)
+{
+	struct ibv_sge sge[4];
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = sge, .num_sge = n, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 },
+	}, *bad;
+
+	for (int i = 0; i < n; i++)
+		sge[i] = (struct ibv_sge){ (uintptr_t)base + s[i][0], s[i][1], lkey };
+	return ibv_post_send(x->qp, &wr, &bad);
+}
+
+/*
+ * srnic's next request packet: a WRITE's of PSN @psn whose payload is the
+ * @len bytes of @src (@reth: after a RETH), its ICRC right.
+ */
+static void expect_write_packet(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+				uint32_t psn, int reth, const uint8_t *src, uint32_t len)
+{
+	static uint8_t b[9000];
+	size_t n = next_packet(self->ans, b, sizeof(b), WC_MS);
+	uint32_t hdr = 28 + 12 + (reth ? 16 : 0);
+
+	ASSERT_EQ(hdr + len + (-len & 3) + 4, n) TH_LOG("PSN %#x", psn);
+	EXPECT_EQ(psn, (uint32_t)(b[28 + 9] << 16 | b[28 + 10] << 8 | b[28 + 11]));
+	EXPECT_EQ(-len & 3, b[28 + 1] >> 4 & 3) TH_LOG("PSN %#x: pad", psn);
+	EXPECT_EQ(icrc(b, n), get_le32(b + n - 4)) TH_LOG("PSN %#x: ICRC", psn);
+	EXPECT_EQ(0, memcmp(b + hdr, src, len)) TH_LOG("PSN %#x: payload", psn);
+	EXPECT_EQ(-1, all_eq(b + hdr + len, -len & 3, 0)) TH_LOG("PSN %#x: pad bytes", psn);
+}
+
+/*
+ * Zero-copy transmit: a payload of 512 bytes or more leaves as the pages of
+ * the MR it lies in (tx_zcopy_packets counts them), a smaller one copied;
+ * either way the packet is the same: payload, pad and ICRC right, also
+ * for a packet across two pages or two SGEs.
+ */
+TEST_F(rcw, payload_sent_as_its_pages)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+	const size_t first[1][2] = { { 100, 3 * mtu + 5 } }, small[1][2] = { { 5, 511 } };
+	const size_t across[1][2] = { { 4096 - 300, 600 } };
+	const size_t two[2][2] = { { 8192 + 10, 300 }, { 3 * 4096 + 1, 701 } };
+	uint8_t *buf;
+	long long zc = counter("tx_zcopy_packets");
+	uint8_t src[2048];
+
+	ASSERT_LE(0, zc) TH_LOG("no tx_zcopy_packets counter");
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	buf = self->x.buf;
+	for (size_t i = 0; i < 64 * 1024; i++)
+		buf[i] = zc_byte(i);
+
+	/* Three packets of the path MTU from offset 100, then 5 bytes (copied). */
+	ASSERT_EQ(0, post_write_sges(&self->x, 0, buf, first, 1, self->x.mr->lkey));
+	for (uint32_t k = 0; k < 4; k++)
+		expect_write_packet(_metadata, self, psn + k, !k, buf + 100 + k * mtu,
+				    k < 3 ? mtu : 5);
+	psn += 4;
+	ASSERT_EQ(0, post_write_sges(&self->x, 1, buf, across, 1, self->x.mr->lkey));
+	expect_write_packet(_metadata, self, psn++, 1, buf + 4096 - 300, 600);
+	ASSERT_EQ(0, post_write_sges(&self->x, 2, buf, two, 2, self->x.mr->lkey));
+	memcpy(src, buf + two[0][0], 300);
+	memcpy(src + 300, buf + two[1][0], 701);
+	expect_write_packet(_metadata, self, psn++, 1, src, 1001);
+	/* 511 bytes: copied. */
+	ASSERT_EQ(0, post_write_sges(&self->x, 3, buf, small, 1, self->x.mr->lkey));
+	expect_write_packet(_metadata, self, psn++, 1, buf + 5, 511);
+	EXPECT_EQ(zc + 5, counter("tx_zcopy_packets"));
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn - 1, 0);
+	expect_done(_metadata, self, 0, 4);
+}
+
+static int tx_packets_at_least(const char *want)
+{
+	return counter("tx_packets") >= atoll(want);
+}
+
+/*
+ * A packet sent from the MR's pages holds them: deregistered and unmapped
+ * while its packets wait in a queue (netem delaying them), the memory
+ * used again at once, the packets still arrive with the data they were
+ * sent with and their ICRC right.
+ */
+TEST_F(rcw, payload_pages_held_past_dereg_and_unmap)
+{
+	enum { LEN = 16 * 1024, OTHER = 8 << 20 };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu);
+	const size_t whole[1][2] = { { 0, LEN } };
+	static uint8_t want[LEN];
+	char at_least[32];
+	struct ibv_mr *mr;
+	uint8_t *buf, *other;
+
+	if (sh("tc qdisc add dev " W_VETH "0 root netem delay 400ms 2>/dev/null"))
+		SKIP(return, "no netem (sch_netem) to hold packets in");
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	for (size_t i = 0; i < LEN; i++)
+		want[i] = buf[i] = zc_byte(i + 5);
+	mr = ibv_reg_mr(self->e.pd, buf, LEN, IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, mr);
+	snprintf(at_least, sizeof(at_least), "%lld", counter("tx_packets") + LEN / mtu);
+	ASSERT_EQ(0, post_write_sges(&self->x, 0, buf, whole, 1, mr->lkey));
+	ASSERT_TRUE(wait_until(tx_packets_at_least, at_least, 1, WC_MS));
+	ASSERT_EQ(0, ibv_dereg_mr(mr));
+	ASSERT_EQ(0, munmap(buf, LEN));
+	other = mmap(NULL, OTHER, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, other);
+	memset(other, 0xee, OTHER);
+	for (uint32_t k = 0; k < LEN / mtu; k++)
+		expect_write_packet(_metadata, self, W_PSN + k, !k, want + k * mtu, mtu);
+	munmap(other, OTHER);
+	sh("tc qdisc del dev " W_VETH "0 root");
+}
+
 /*
  * A connection's route, kept between packets, follows a change of the
  * routes: while the peer's address is routed through a gateway that is not
