@@ -166,6 +166,9 @@ struct srnic_sge_ref {
 
 struct srnic_sg {
 	u8 *kbuf;			/* inline data: no MR */
+	/* A received packet's payload, from @skb_off of its data: no MR. */
+	const struct sk_buff *skb;
+	u32 skb_off;
 	u32 n;
 	u64 total;
 	struct srnic_sge_ref e[SRNIC_MAX_SGE];
@@ -182,6 +185,7 @@ struct srnic_sg {
 static inline void srnic_sg_init(struct srnic_sg *sg, u8 *kbuf, u64 total)
 {
 	sg->kbuf = kbuf;
+	sg->skb = NULL;
 	sg->n = 0;
 	sg->total = total;
 }
@@ -309,6 +313,7 @@ enum srnic_port_counter {
 	SRNIC_PC_SEQ_NAKS_SENT,		/* PSN sequence error NAKs sent */
 	SRNIC_PC_IMPLIED_NAKS,		/* READ/atomic responses found lost */
 	SRNIC_PC_TX_ZCOPY,		/* packets whose payload went as its pages */
+	SRNIC_PC_RX_FRAGS,		/* taken with their payload in fragments */
 	SRNIC_PC_NUM
 };
 

@@ -260,8 +260,10 @@ static inline void srnic_bth_set_ackreq(struct srnic_bth *bth)
 }
 
 /* srnic_icrc.c */
+struct sk_buff;
 u32 srnic_icrc(const u8 *l3, bool ipv4, u32 l4_len);
 u32 srnic_icrc_headers(const u8 *l3, bool ipv4, u32 after);
+u32 srnic_icrc_skb(const struct sk_buff *skb, bool ipv4, u32 l4_len);
 u32 srnic_icrc_rxe_flush(const u8 *l3, bool ipv4, u32 l4_len);
 
 #endif /* SRNIC_HDR_H */

@@ -11,6 +11,7 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 
+#include "srnic_loc.h"
 #include "srnic_hdr.h"
 
 /* The CRC-32 state after the 8 bytes of ones that stand for the LRH. */
@@ -68,6 +69,35 @@ static u32 srnic_icrc_crc(const u8 *l3, bool ipv4, u32 l4_len)
 u32 srnic_icrc(const u8 *l3, bool ipv4, u32 l4_len)
 {
 	return ~srnic_icrc_crc(l3, ipv4, l4_len);
+}
+
+/*
+ * The ICRC of a received packet at @skb's data, whose headers are linear
+ * and whose payload may be in page fragments (srnic_skb_ptr); @l4_len as
+ * for srnic_icrc(), checked against the skb's length.
+ */
+u32 srnic_icrc_skb(const struct sk_buff *skb, bool ipv4, u32 l4_len)
+{
+	u32 hdrs = (ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr)) +
+		   sizeof(struct udphdr) + sizeof(struct srnic_bth);
+	const u8 *l3 = skb_network_header(skb);
+	u32 crc = srnic_icrc_headers(l3, ipv4, 0);
+	u32 off = l3 - skb->data + hdrs;
+	u32 len = l4_len - sizeof(struct udphdr) - sizeof(struct srnic_bth) -
+		  SRNIC_ICRC_BYTES;
+
+	while (len) {
+		size_t c;
+		const u8 *s = srnic_skb_ptr(skb, off, &c);
+
+		if (!s)
+			break;
+		c = min_t(size_t, c, len);
+		crc = crc32_le(crc, s, c);
+		off += c;
+		len -= c;
+	}
+	return ~crc;
 }
 
 /*

@@ -259,6 +259,44 @@ static inline void srnic_resp_account(struct srnic_qp *dst,
 }
 
 
+/*
+ * Byte @off of @skb's data, in its linear part or a page fragment (the
+ * caller has made sure it has no frag_list), and in *@contig how many
+ * bytes follow it there; NULL past the end.
+ */
+static inline const u8 *srnic_skb_ptr(const struct sk_buff *skb, u32 off,
+				      size_t *contig)
+{
+	u32 i, head = skb_headlen(skb);
+
+	if (off < head) {
+		*contig = head - off;
+		return skb->data + off;
+	}
+	off -= head;
+	for (i = 0; i < skb_shinfo(skb)->nr_frags; i++) {
+		const skb_frag_t *f = &skb_shinfo(skb)->frags[i];
+
+		if (off < skb_frag_size(f)) {
+			*contig = skb_frag_size(f) - off;
+			return (const u8 *)skb_frag_address(f) + off;
+		}
+		off -= skb_frag_size(f);
+	}
+	*contig = 0;
+	return NULL;
+}
+
+/* @sg over the @len bytes at @off of a received packet's data: no MR. */
+static inline void srnic_sg_init_skb(struct srnic_sg *sg,
+				     const struct sk_buff *skb, u32 off,
+				     u32 len)
+{
+	srnic_sg_init(sg, NULL, len);
+	sg->skb = skb;
+	sg->skb_off = off;
+}
+
 /* srnic_sg.c; the helpers every WQE runs are inline (see srnic_mr.h) */
 static inline void srnic_sg_release(struct srnic_sg *sg)
 {

@@ -168,16 +168,45 @@ static void srnic_pkt_addrs(struct srnic_pkt *p)
 	}
 }
 
-/* The lengths and version of a queued packet, which becomes linear. */
+/*
+ * A packet of at most this many bytes is made linear (a copy of a few
+ * bytes); a longer one keeps its payload in page fragments, as a virtio or
+ * veth netdev gives it, for the responder to copy from into its place.
+ */
+#define SRNIC_PKT_LINEAR_MAX	256
+
+/*
+ * The headers of a queued packet into its linear part (the hook pulled
+ * them up to the BTH, whose opcode says how many follow), or all of it.
+ */
+static bool srnic_pkt_pull(struct sk_buff *skb)
+{
+	u32 hdrs = skb_network_offset(skb) + sizeof(struct udphdr) +
+		   sizeof(struct srnic_bth) +
+		   (skb->protocol == htons(ETH_P_IP) ? sizeof(struct iphdr) :
+						       sizeof(struct ipv6hdr));
+
+	if (!skb_is_nonlinear(skb))
+		return true;
+	if (skb->len <= SRNIC_PKT_LINEAR_MAX || skb_has_frag_list(skb) ||
+	    IS_ENABLED(CONFIG_HIGHMEM))
+		return !skb_linearize(skb);
+	if (!pskb_may_pull(skb, hdrs))
+		return false;
+	return pskb_may_pull(skb, hdrs + srnic_opcode[skb->data[hdrs - sizeof(struct srnic_bth)]].hdr_len);
+}
+
+/* The lengths and version of a queued packet, its headers linear. */
 static bool srnic_pkt_check(struct srnic_dev *sdev, struct sk_buff *skb,
 			    struct srnic_pkt *p)
 {
 	const struct udphdr *udp;
 	u32 l3_len, ulen, min;
 
-	if (skb_linearize(skb))
+	if (!srnic_pkt_pull(skb))
 		return false;
 	p->sdev = sdev;
+	p->skb = skb;
 	p->l3 = skb_network_header(skb);
 	p->ipv4 = skb->protocol == htons(ETH_P_IP);
 	l3_len = p->ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
@@ -185,7 +214,7 @@ static bool srnic_pkt_check(struct srnic_dev *sdev, struct sk_buff *skb,
 	ulen = ntohs(udp->len);
 	min = sizeof(*udp) + sizeof(struct srnic_bth) + SRNIC_ICRC_BYTES;
 	/* The UDP length is the packet's, within what arrived. */
-	if (ulen < min || (const u8 *)udp + ulen > skb_tail_pointer(skb))
+	if (ulen < min || (const u8 *)udp - skb->data + ulen > skb->len)
 		return false;
 	p->bth = (const struct srnic_bth *)(udp + 1);
 	if (srnic_bth_tver(p->bth))
@@ -198,26 +227,30 @@ static bool srnic_pkt_check(struct srnic_dev *sdev, struct sk_buff *skb,
 }
 
 /*
- * Checks a queued packet's lengths, version and ICRC; fills @p.  The
- * packet is linear afterwards.  False: drop it (counted here).
+ * Checks a queued packet's lengths, version and ICRC; fills @p.  Its
+ * headers are linear afterwards.  False: drop it (counted here).
  */
 static bool srnic_pkt_parse(struct srnic_dev *sdev, struct sk_buff *skb,
 			    struct srnic_pkt *p)
 {
-	u32 icrc;
+	__le32 icrc;
 
-	if (!srnic_pkt_check(sdev, skb, p)) {
+	if (!srnic_pkt_check(sdev, skb, p) ||
+	    skb_copy_bits(skb, p->next + p->after_bth - skb->data, &icrc,
+			  sizeof(icrc))) {
 		srnic_count(sdev, SRNIC_PC_RX_DROPPED);
 		return false;
 	}
-	icrc = get_unaligned_le32(p->next + p->after_bth);
 	/* An RC FLUSH from rxe carries rxe's own ICRC (srnic_icrc.c). */
-	if (icrc != srnic_icrc(p->l3, p->ipv4, p->l4_len) &&
+	if (le32_to_cpu(icrc) != srnic_icrc_skb(skb, p->ipv4, p->l4_len) &&
 	    (p->bth->opcode != (SRNIC_OP_RC | SRNIC_OP_FLUSH) ||
-	     icrc != srnic_icrc_rxe_flush(p->l3, p->ipv4, p->l4_len))) {
+	     skb_is_nonlinear(skb) ||
+	     le32_to_cpu(icrc) != srnic_icrc_rxe_flush(p->l3, p->ipv4, p->l4_len))) {
 		srnic_count(sdev, SRNIC_PC_ICRC_ERRORS);
 		return false;
 	}
+	if (skb_is_nonlinear(skb))
+		srnic_count(sdev, SRNIC_PC_RX_FRAGS);
 	srnic_pkt_addrs(p);
 	return true;
 }
@@ -238,7 +271,7 @@ static void srnic_net_ud_msg(struct srnic_engine *eng,
 	m->solicited = srnic_bth_se(p->bth);
 	m->len = p->plen;
 	m->plen = m->len;
-	srnic_sg_init(&eng->wire, (u8 *)p->payload, m->len);
+	srnic_sg_init_skb(&eng->wire, p->skb, p->poff, m->len);
 	m->payload = &eng->wire;
 	m->src_qpn = srnic_deth_sqp(deth);
 	m->src_dev = -1;
@@ -366,7 +399,11 @@ static bool srnic_pkt_layout(struct srnic_pkt *p)
 	if (!(op->flags & SRNIC_OPF_VALID) ||
 	    p->after_bth < op->hdr_len + pad || (p->after_bth & 3))
 		return false;
-	p->payload = p->next + op->hdr_len;
+	p->hdr_end = p->next + op->hdr_len;
+	/* Headers are linear (srnic_pkt_pull): past them is hostile. */
+	if (p->hdr_end > skb_tail_pointer(p->skb))
+		return false;
+	p->poff = p->hdr_end - p->skb->data;
 	p->plen = p->after_bth - op->hdr_len - pad;
 	p->op = p->bth->opcode & ~SRNIC_OP_SERVICE_MASK;
 	p->xrc_srqn = 0;

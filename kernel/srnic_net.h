@@ -12,9 +12,14 @@
 #include "srnic_loc.h"
 #include "srnic_hdr.h"
 
-/* A received packet, parsed: where its parts are and what they say. */
+/*
+ * A received packet, parsed: where its parts are and what they say.  The
+ * headers are in the skb's linear part; the payload may be in its page
+ * fragments (srnic_pkt_copy, srnic_sg_init_skb).
+ */
 struct srnic_pkt {
 	struct srnic_dev *sdev;
+	const struct sk_buff *skb;
 	const u8 *l3;
 	bool ipv4;
 	const struct srnic_bth *bth;
@@ -24,7 +29,8 @@ struct srnic_pkt {
 	const u8 *next;			/* the extension headers after BTH (and XRCETH) */
 	u32 after_bth;			/* bytes from @next to the ICRC */
 	u32 l4_len;			/* the UDP header's length */
-	const u8 *payload;
+	const u8 *hdr_end;		/* the end of the extension headers */
+	u32 poff;			/* the payload, from skb->data */
 	u32 plen;			/* payload, without the pad */
 	u32 psn;
 	u8 sgid[16], dgid[16];
@@ -51,6 +57,14 @@ struct srnic_txp {
 	struct dst_cache *route;	/* the connection's route, or NULL */
 	bool rxe_flush_icrc;		/* a FLUSH with rxe's ICRC (srnic_icrc.c) */
 };
+
+/* The @len bytes at @off of @p's payload into @buf (within the payload). */
+static inline void srnic_pkt_copy(const struct srnic_pkt *p, u32 off, void *buf,
+				  u32 len)
+{
+	if (skb_copy_bits(p->skb, p->poff + off, buf, len))
+		memset(buf, 0, len);	/* cannot be: the lengths were checked */
+}
 
 int srnic_net_xmit(struct srnic_dev *sdev, const struct srnic_txp *t);
 /* The packet fields of @qp's connection (its path), into @t. */

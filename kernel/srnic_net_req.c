@@ -978,7 +978,7 @@ static void srnic_req_read_resp(struct srnic_qp *qp, const struct srnic_pkt *p)
 		return;
 	if (!srnic_req_resp_ok(w, p))
 		return;
-	memcpy(w->stage[w->out_stage] + w->rd_bytes, p->payload, p->plen);
+	srnic_pkt_copy(p, 0, w->stage[w->out_stage] + w->rd_bytes, p->plen);
 	w->rd_bytes += p->plen;
 	w->rd_next = (w->rd_next + 1) & SRNIC_PSN_MASK;
 	if ((p->flags & SRNIC_OPF_LAST) && w->rd_bytes == w->out_len)
@@ -1013,7 +1013,7 @@ static void srnic_req_resp_ahead(struct srnic_wire_qp *w,
 		    p->plen > pc->len - pc->rd_bytes ||
 		    pc->stage >= w->nstages || !srnic_req_resp_ok(w, p))
 			return;
-		memcpy(w->stage[pc->stage] + pc->rd_bytes, p->payload, p->plen);
+		srnic_pkt_copy(p, 0, w->stage[pc->stage] + pc->rd_bytes, p->plen);
 		pc->rd_bytes += p->plen;
 		pc->rd_next = (pc->rd_next + 1) & SRNIC_PSN_MASK;
 		srnic_req_acked(w, (pc->first - 1) & SRNIC_PSN_MASK);
@@ -1035,7 +1035,9 @@ static void srnic_req_resp_ahead(struct srnic_wire_qp *w,
  */
 static void srnic_req_rx_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
 {
-	u8 syn = srnic_aeth_syndrome((const struct srnic_aeth *)p->next);
+	/* A READ MIDDLE has no AETH: its payload may not even be linear. */
+	u8 syn = (p->flags & SRNIC_OPF_AETH) ?
+		 srnic_aeth_syndrome((const struct srnic_aeth *)p->next) : 0;
 	struct srnic_wire_qp *w = &qp->w;
 	u8 value = syn & SRNIC_AETH_VALUE;
 	struct srnic_wire_piece *pc;

@@ -214,12 +214,12 @@ static bool srnic_wresp_piece(struct srnic_engine *eng, struct srnic_qp *qp,
 	}
 	m->has_imm = p->flags & SRNIC_OPF_IMM;
 	if (p->flags & (SRNIC_OPF_IMM | SRNIC_OPF_IETH)) {
-		__be32 v = get_unaligned((const __be32 *)(p->payload - 4));
+		__be32 v = get_unaligned((const __be32 *)(p->hdr_end - 4));
 
 		m->imm = m->has_inv ? be32_to_cpu(v) : v;
 	}
 	/* The packet holds this piece only. */
-	srnic_sg_init(&eng->wire, (u8 *)p->payload, p->plen);
+	srnic_sg_init_skb(&eng->wire, p->skb, p->poff, p->plen);
 	m->payload = &eng->wire;
 	m->pbase = m->off;
 	srnic_wresp_msg_init(qp, m);
@@ -608,7 +608,7 @@ static void srnic_wresp_atomic(struct srnic_engine *eng, struct srnic_qp *qp,
 			srnic_wresp_refuse(eng, qp, p, SRNIC_RESP_NAK_INV);
 			return;
 		}
-		memcpy(&m.compare_add, p->payload, 8);
+		srnic_pkt_copy(p, 0, &m.compare_add, 8);
 	} else {
 		const struct srnic_atmeth *atm = (const void *)p->next;
 		bool cs = p->op == SRNIC_OP_CMP_SWAP;

@@ -120,6 +120,11 @@ static inline u8 *srnic_sg_ptr(const struct srnic_sg *sg, u64 off, size_t *conti
 		*contig = sg->total - off;
 		return sg->kbuf + off;
 	}
+	if (unlikely(sg->skb)) {
+		p = (u8 *)srnic_skb_ptr(sg->skb, sg->skb_off + off, contig);
+		*contig = min_t(u64, *contig, sg->total - off);
+		return p;
+	}
 	for (i = 0; i < sg->n && off >= sg->e[i].len; i++)
 		off -= sg->e[i].len;
 	if (WARN_ON_ONCE(i == sg->n))
@@ -223,7 +228,7 @@ u32 srnic_sg_pages(const struct srnic_sg *src, u64 soff, u32 len,
 {
 	u32 n = 0;
 
-	if (src->kbuf)
+	if (src->kbuf || src->skb)
 		return 0;
 	while (len) {
 		size_t c;
