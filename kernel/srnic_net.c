@@ -181,10 +181,10 @@ static void srnic_pkt_addrs(struct srnic_pkt *p)
  */
 static bool srnic_pkt_pull(struct sk_buff *skb)
 {
-	u32 hdrs = skb_network_offset(skb) + sizeof(struct udphdr) +
-		   sizeof(struct srnic_bth) +
-		   (skb->protocol == htons(ETH_P_IP) ? sizeof(struct iphdr) :
-						       sizeof(struct ipv6hdr));
+	u32 bth = skb_network_offset(skb) + sizeof(struct udphdr) +
+		  (skb->protocol == htons(ETH_P_IP) ? sizeof(struct iphdr) :
+						      sizeof(struct ipv6hdr));
+	u32 hdrs = bth + sizeof(struct srnic_bth);
 
 	if (!skb_is_nonlinear(skb))
 		return true;
@@ -193,7 +193,8 @@ static bool srnic_pkt_pull(struct sk_buff *skb)
 		return !skb_linearize(skb);
 	if (!pskb_may_pull(skb, hdrs))
 		return false;
-	return pskb_may_pull(skb, hdrs + srnic_opcode[skb->data[hdrs - sizeof(struct srnic_bth)]].hdr_len);
+	/* skb->data as it is after the pull: the opcode's byte. */
+	return pskb_may_pull(skb, hdrs + srnic_opcode[skb->data[bth]].hdr_len);
 }
 
 /* The lengths and version of a queued packet, its headers linear. */

@@ -2484,6 +2484,53 @@ TEST_F(rcw, payload_sent_as_its_pages)
 	expect_done(_metadata, self, 0, 4);
 }
 
+/*
+ * Zero-copy from the pages of other kinds of MR: a transparent huge page
+ * (its pages are a compound page's tails; the WRITE crosses into the next
+ * huge page) and an ODP MR (pages the requester faults in first).  Each
+ * packet as the memory holds it, the full ones zero-copy.
+ */
+TEST_F(rcw, payload_sent_from_huge_and_odp_pages)
+{
+	enum { LEN = 4 << 20, HUGE = 2 << 20 };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+	const size_t w[1][2] = { { HUGE - 1500, 3 * mtu + 100 } };
+
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	for (int odp = 0; odp < 2; odp++) {
+		uint8_t *raw = mmap(NULL, LEN + HUGE, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *buf;
+		long long zc = counter("tx_zcopy_packets");
+		struct ibv_mr *mr;
+
+		ASSERT_NE(MAP_FAILED, raw);
+		buf = (uint8_t *)(((uintptr_t)raw + HUGE - 1) & ~((uintptr_t)HUGE - 1));
+		if (!odp)
+			madvise(buf, LEN, MADV_HUGEPAGE);
+		for (size_t i = 0; i < LEN; i++)
+			buf[i] = zc_byte(i + odp);
+		mr = ibv_reg_mr(self->e.pd, buf, LEN, IBV_ACCESS_LOCAL_WRITE |
+				(odp ? IBV_ACCESS_ON_DEMAND : 0));
+		if (!mr && odp) {
+			munmap(raw, LEN + HUGE);
+			SKIP(return, "no ODP MR: %s", strerror(errno));
+		}
+		ASSERT_NE(NULL, mr) TH_LOG("reg_mr: %s", strerror(errno));
+		ASSERT_EQ(0, post_write_sges(&self->x, odp, buf, w, 1, mr->lkey));
+		for (uint32_t k = 0; k < 4; k++)
+			expect_write_packet(_metadata, self, psn + k, !k, buf + w[0][0] + k * mtu,
+					    k < 3 ? mtu : 100);
+		psn += 4;
+		EXPECT_EQ(zc + 3, counter_reaching("tx_zcopy_packets", zc + 3))
+			TH_LOG("%s", odp ? "ODP" : "huge page");
+		peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn - 1, 0);
+		expect_done(_metadata, self, odp, 1);
+		EXPECT_EQ(0, ibv_dereg_mr(mr));
+		munmap(raw, LEN + HUGE);
+	}
+}
+
 static int tx_packets_at_least(const char *want)
 {
 	return counter("tx_packets") >= atoll(want);
