@@ -279,15 +279,13 @@ bool srnic_tm_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 		   enum srnic_resp *r)
 {
 	u8 h[SRNIC_TMH_SIZE + SRNIC_RVH_SIZE] = {};
-	struct srnic_sg hs;
 	struct srnic_cqe cqe = { .opcode = SRNIC_WC_TM_RECV, .qp_num = dst->qpn };
 	struct srnic_tag t;
 	u64 tag;
 	int idx, err;
 	u8 op;
 
-	srnic_sg_init(&hs, h, sizeof(h));
-	srnic_sg_copy(&hs, 0, m->payload, 0, min_t(u64, m->len, sizeof(h)));
+	srnic_sg_read(m->payload, 0, h, min_t(u64, m->len, sizeof(h)));
 	op = h[0];
 	m->tm.wc = SRNIC_WC_TM_NO_TAG;
 	if (m->len < SRNIC_TMH_SIZE ||
