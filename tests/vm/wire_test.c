@@ -2284,6 +2284,27 @@ static size_t next_packet_psn(int s, uint8_t *b, size_t cap, uint32_t psn)
 }
 
 /*
+ * The raw QP's FLUSH at WQE (and PSN) @k, rung: it goes in rxe's ICRC
+ * form; answered, it completes as wr_id 100 + @k.
+ */
+static void rxe_flush_answered(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			       struct raw_qp *g, uint32_t k, const char *why)
+{
+	static uint8_t b[4096];
+	struct srnic_cqe cqe;
+	size_t len;
+
+	ASSERT_EQ(0, raw_qp_ring(g, k + 1));
+	len = next_packet_psn(self->ans, b, sizeof(b), k);
+	ASSERT_NE(0, len);
+	EXPECT_EQ(icrc_rxe_flush(b, len), get_le32(b + len - 4)) TH_LOG("%s", why);
+	peer_empty_read(_metadata, self, g->qp.core.qpn, k, OP_READ_ONLY);
+	ASSERT_EQ(1, raw_cqe(g, WC_MS, &cqe));
+	EXPECT_EQ(IBV_WC_SUCCESS, cqe.status);
+	EXPECT_EQ(100 + k, cqe.wr_id);
+}
+
+/*
  * A FLUSH that goes unanswered goes again with the other ICRC form (the
  * spec's first, then rxe's, srnic_icrc.c), so that a peer taking either
  * answers; the form the peer answered is the QP's first choice for the
@@ -2318,15 +2339,7 @@ TEST_F(rcw, flush_again_in_rxe_form_then_kept)
 	ASSERT_EQ(1, raw_cqe(&g, WC_MS, &cqe));
 	EXPECT_EQ(IBV_WC_SUCCESS, cqe.status);
 	/* The answer may have crossed a third copy: only the next FLUSH's first counts. */
-	ASSERT_EQ(0, raw_qp_ring(&g, 2));
-	len = next_packet_psn(self->ans, b, sizeof(b), 1);
-	ASSERT_NE(0, len);
-	EXPECT_EQ(icrc_rxe_flush(b, len), get_le32(b + len - 4))
-		TH_LOG("the next FLUSH: not in the form answered");
-	peer_empty_read(_metadata, self, g.qp.core.qpn, 1, OP_READ_ONLY);
-	ASSERT_EQ(1, raw_cqe(&g, WC_MS, &cqe));
-	EXPECT_EQ(IBV_WC_SUCCESS, cqe.status);
-	EXPECT_EQ(101, cqe.wr_id);
+	rxe_flush_answered(_metadata, self, &g, 1, "the next FLUSH: not in the form answered");
 
 	/*
 	 * A FLUSH ahead of an empty WRITE goes in that form too; answered
@@ -2347,15 +2360,7 @@ TEST_F(rcw, flush_again_in_rxe_form_then_kept)
 	peer_empty_read(_metadata, self, g.qp.core.qpn, 3, OP_READ_ONLY);
 	ASSERT_EQ(1, raw_cqe(&g, WC_MS, &cqe));
 	EXPECT_EQ(103, cqe.wr_id);
-	ASSERT_EQ(0, raw_qp_ring(&g, 5));
-	len = next_packet_psn(self->ans, b, sizeof(b), 4);
-	ASSERT_NE(0, len);
-	EXPECT_EQ(icrc_rxe_flush(b, len), get_le32(b + len - 4))
-		TH_LOG("a FLUSH after one answered at the head from ahead");
-	peer_empty_read(_metadata, self, g.qp.core.qpn, 4, OP_READ_ONLY);
-	ASSERT_EQ(1, raw_cqe(&g, WC_MS, &cqe));
-	EXPECT_EQ(IBV_WC_SUCCESS, cqe.status);
-	EXPECT_EQ(104, cqe.wr_id);
+	rxe_flush_answered(_metadata, self, &g, 4, "a FLUSH after one answered at the head from ahead");
 	raw_qp_free(&g);
 }
 
