@@ -314,6 +314,7 @@ enum srnic_port_counter {
 	SRNIC_PC_IMPLIED_NAKS,		/* READ/atomic responses found lost */
 	SRNIC_PC_TX_ZCOPY,		/* packets whose payload went as its pages */
 	SRNIC_PC_RX_FRAGS,		/* taken with their payload in fragments */
+	SRNIC_PC_RX_READ_STAGED,	/* READ responses not placed as they came */
 	SRNIC_PC_NUM
 };
 
@@ -566,7 +567,7 @@ struct srnic_wq {
  * srnic_net_resp.c).  The requester sends a piece of its message and waits
  * for the answer (stop and wait, a piece of SRNIC_PIECE bytes at a time);
  * the WQE stays in the user ring meanwhile and is fetched again for the
- * answer or a retransmission.  READ data wait in a stage, a piece each.
+ * answer or a retransmission.  READ data are placed as they come.
  */
 /*
  * A piece an RC requester sent ahead on the wire, and the answer that came
@@ -583,10 +584,14 @@ struct srnic_wire_piece {
 	u8 ans;				/* enum srnic_resp */
 	u32 nak_psn;
 	u32 rnr_usec;
-	/* A READ: its stage, the next response's PSN, the bytes there. */
+	/*
+	 * A READ: its stage, the next response's PSN, the bytes that came,
+	 * the first of them that went to the stage (@len: none did).
+	 */
 	u8 stage;
 	u32 rd_next;
 	u32 rd_bytes;
+	u32 rd_staged;
 	u64 orig;			/* an atomic's original value */
 	/* Counted in its thread's window (wire_ahead) until known received. */
 	bool charged;
@@ -627,6 +632,7 @@ struct srnic_wire_qp {
 	u64 out_off;			/* ... its offset in its message */
 	u32 out_len;			/* ... its length */
 	u8 out_op;
+	u32 out_idx;			/* ... its WQE's index */
 	unsigned long out_until;	/* ... when it goes again */
 	u32 sent_from;			/* ... the PSN it last went from */
 	bool resume;			/* ... it goes again from @resume_psn */
@@ -657,11 +663,14 @@ struct srnic_wire_qp {
 	u32 rnr_usec;
 	u64 orig;			/* atomics: the original value */
 	u32 rd_next;			/* READ: the next response's PSN */
-	u32 rd_bytes;			/* ... the bytes staged */
+	u32 rd_bytes;			/* ... the bytes that came */
+	u32 rd_staged;			/* ... from here on, staged */
 	u8 out_stage;			/* ... in this stage */
 	/*
 	 * SRNIC_PIECE bytes each, RC only: stage 0 from RTR, more at RTS
 	 * for max_rd_atomic (@nstages); a READ's, the head's or one ahead.
+	 * READ data go straight to the WQE's buffers; a stage holds only
+	 * what could not be placed as it came (srnic_req_read_place).
 	 */
 	u8 *stage[SRNIC_WIRE_READS];
 	u8 nstages;

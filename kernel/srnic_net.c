@@ -377,7 +377,7 @@ static int srnic_net_recv_connected(struct srnic_engine *eng,
 	    !srnic_qp_receives(READ_ONCE(qp->state)))
 		ret = -1;
 	else if (!(p->flags & SRNIC_OPF_REQ))
-		srnic_net_req_rx(qp, p);
+		srnic_net_req_rx(eng, qp, p);
 	else if (!qp->w.rd.active)
 		srnic_net_resp_rx(eng, qp, p);
 	else

@@ -73,7 +73,8 @@ void srnic_net_txp_path(struct srnic_qp *qp, struct srnic_txp *t);
 /* srnic_net_req.c: the requester's side of RC and UC on the wire */
 void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
 			   struct srnic_msg *m, struct srnic_reply *rep);
-void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p);
+void srnic_net_req_rx(struct srnic_engine *eng, struct srnic_qp *qp,
+		      const struct srnic_pkt *p);
 bool srnic_net_req_ahead_pos(struct srnic_qp *qp, u32 *idx, u64 *off);
 void srnic_net_req_forget(struct srnic_qp *qp);
 bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,

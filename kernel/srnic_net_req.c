@@ -9,7 +9,7 @@
  * PENDING).  The WQE stays in the user ring meanwhile, so when the answer
  * arrives, or the timer runs out, the requester fetches and checks it again
  * and asks again: the answer recorded here is handed over (an ACK, an RNR
- * or error NAK, READ data staged in the QP, an atomic's original value), or
+ * or error NAK, READ data placed, an atomic's original value), or
  * the piece goes again from its first PSN.  A PSN sequence NAK ends the
  * wait at once.  The retry policy is the completer's (srnic_comp_answer),
  * as for the loopback.
@@ -18,7 +18,8 @@
  * ahead (srnic_send_ahead), SRNIC_WIRE_WINDOW pieces and
  * SRNIC_WIRE_WINDOW_BYTES at most; READs and atomics too, as many in
  * flight as max_rd_atomic allows (SRNIC_WIRE_READS at most, the head's
- * included), a READ's responses landing in a stage of its own, and none
+ * included), a READ's responses placed in its buffers as they come (a stage
+ * of its own for what cannot be), and none
  * with FENCE while one is in flight.  Each is recorded (struct
  * srnic_wire_piece); when the head's WQE is done and the requester asks
  * for the next piece, the first one ahead becomes the head with what is
@@ -494,8 +495,10 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 		w->out_off = m->off;
 		w->out_len = m->plen;
 		w->out_op = m->opcode;
+		w->out_idx = qp->sq_cons;
 		w->rd_next = w->psn;
 		w->rd_bytes = 0;
+		w->rd_staged = m->plen;
 		/* Nothing is ahead of a piece sent anew: every stage is free. */
 		w->out_stage = 0;
 		w->resume_psn = w->psn;
@@ -630,10 +633,14 @@ static void srnic_req_answer(struct srnic_engine *eng, struct srnic_qp *qp,
 			srnic_req_again(w, w->nak_psn, false, rep);
 		/* A sequence NAK: at once, as after the timer. */
 		rep->waited = rep->r == SRNIC_RESP_DROP;
-		if (rep->r == SRNIC_RESP_OK && m->opcode == IB_UVERBS_WR_RDMA_READ) {
-			srnic_sg_init(&eng->wire, w->stage[w->out_stage],
-				      m->plen);
+		/* READ data not placed as they came: from the stage. */
+		if (rep->r == SRNIC_RESP_OK && m->opcode == IB_UVERBS_WR_RDMA_READ &&
+		    w->rd_staged < m->plen) {
+			srnic_sg_init(&eng->wire,
+				      w->stage[w->out_stage] + w->rd_staged,
+				      m->plen - w->rd_staged);
 			rep->data = &eng->wire;
+			rep->data_off = w->rd_staged;
 		}
 	} else if (time_before(jiffies, w->out_until)) {
 		rep->r = SRNIC_RESP_PENDING;
@@ -695,6 +702,7 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	w->out_off = p->off;
 	w->out_len = p->len;
 	w->out_op = p->op;
+	w->out_idx = p->idx;
 	w->sent_from = p->first;
 	w->resume_psn = p->first;
 	/* A READ or atomic got as far as its responses, whatever ACKs say. */
@@ -719,6 +727,7 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	w->out_stage = p->stage;
 	w->rd_next = p->rd_next;
 	w->rd_bytes = p->rd_bytes;
+	w->rd_staged = p->rd_staged;
 	w->orig = p->orig;
 	/* A FLUSH went ahead once, in the form its peer answered last. */
 	w->out_rxe_form = p->op == SRNIC_WR_FLUSH && w->flush_rxe;
@@ -839,6 +848,7 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 		.idx = idx, .off = m->off, .len = m->plen, .op = m->opcode,
 		.first = first, .last = (first + n - 1) & SRNIC_PSN_MASK,
 		.sent = jiffies, .stage = stage, .rd_next = first,
+		.rd_staged = m->plen,
 	};
 	srnic_req_charge(qp, p);
 	w->psn = (first + n) & SRNIC_PSN_MASK;
@@ -957,12 +967,40 @@ static bool srnic_req_empty_resp(const struct srnic_wire_qp *w, u8 op, u32 psn,
 }
 
 /*
- * A READ response packet: its payload into the stage, in PSN order (a gap
+ * A READ response's payload, byte @at of its piece (WQE @idx, @off in its
+ * message): straight into the WQE's buffers, found again for each packet
+ * (srnic_req_read_dest), so nothing is held while the peer takes its
+ * time.  One that cannot be placed goes to the piece's @stage, and so do
+ * the rest of its bytes (*@staged, where the stage begins): the requester
+ * copies them at the answer.  Under w->lock, on the QP's engine thread.
+ */
+static void srnic_req_read_place(struct srnic_engine *eng,
+				 struct srnic_qp *qp, u32 idx, u64 off, u32 at,
+				 u32 *staged, u8 *stage,
+				 const struct srnic_pkt *p)
+{
+	if (!p->plen)
+		return;
+	if (at < *staged &&
+	    !srnic_req_read_dest(eng, qp, idx, off + at, p->plen, &eng->local)) {
+		srnic_sg_init_skb(&eng->wire, p->skb, p->poff, p->plen);
+		srnic_sg_copy(&eng->local, off + at, &eng->wire, 0, p->plen);
+		srnic_sg_release(&eng->local);
+		return;
+	}
+	*staged = min(*staged, at);
+	srnic_count(to_sdev(qp->ibqp.device), SRNIC_PC_RX_READ_STAGED);
+	srnic_pkt_copy(p, 0, stage + at, p->plen);
+}
+
+/*
+ * A READ response packet: its payload placed, in PSN order (a gap
  * leaves the rest to the timer, which asks again).  Its last packet
  * answers the piece if every byte came.  An empty one answers an ATOMIC
  * WRITE or FLUSH.
  */
-static void srnic_req_read_resp(struct srnic_qp *qp, const struct srnic_pkt *p)
+static void srnic_req_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
+				const struct srnic_pkt *p)
 {
 	struct srnic_wire_qp *w = &qp->w;
 
@@ -978,7 +1016,8 @@ static void srnic_req_read_resp(struct srnic_qp *qp, const struct srnic_pkt *p)
 		return;
 	if (!srnic_req_resp_ok(w, p))
 		return;
-	srnic_pkt_copy(p, 0, w->stage[w->out_stage] + w->rd_bytes, p->plen);
+	srnic_req_read_place(eng, qp, w->out_idx, w->out_off, w->rd_bytes,
+			     &w->rd_staged, w->stage[w->out_stage], p);
 	w->rd_bytes += p->plen;
 	w->rd_next = (w->rd_next + 1) & SRNIC_PSN_MASK;
 	if ((p->flags & SRNIC_OPF_LAST) && w->rd_bytes == w->out_len)
@@ -987,15 +1026,18 @@ static void srnic_req_read_resp(struct srnic_qp *qp, const struct srnic_pkt *p)
 
 /*
  * A response for a READ, atomic or FLUSH sent ahead (@pc): a READ's
- * payload into its stage, in PSN order (a gap leaves the rest to its timer
+ * payload placed, in PSN order (a gap leaves the rest to its timer
  * once it is the head); an atomic's original value; ATOMIC WRITE's and
  * FLUSH's empty READ response.  Any says that every request before it
  * came.  Under w->lock.
  */
-static void srnic_req_resp_ahead(struct srnic_wire_qp *w,
+static void srnic_req_resp_ahead(struct srnic_engine *eng,
+				 struct srnic_qp *qp,
 				 struct srnic_wire_piece *pc,
 				 const struct srnic_pkt *p)
 {
+	struct srnic_wire_qp *w = &qp->w;
+
 	if (pc->answered)
 		return;
 	if (p->op == SRNIC_OP_ATOMIC_ACK) {
@@ -1013,7 +1055,8 @@ static void srnic_req_resp_ahead(struct srnic_wire_qp *w,
 		    p->plen > pc->len - pc->rd_bytes ||
 		    pc->stage >= w->nstages || !srnic_req_resp_ok(w, p))
 			return;
-		srnic_pkt_copy(p, 0, w->stage[pc->stage] + pc->rd_bytes, p->plen);
+		srnic_req_read_place(eng, qp, pc->idx, pc->off, pc->rd_bytes,
+				     &pc->rd_staged, w->stage[pc->stage], p);
 		pc->rd_bytes += p->plen;
 		pc->rd_next = (pc->rd_next + 1) & SRNIC_PSN_MASK;
 		srnic_req_acked(w, (pc->first - 1) & SRNIC_PSN_MASK);
@@ -1033,7 +1076,8 @@ static void srnic_req_resp_ahead(struct srnic_wire_qp *w,
  * pieces after which go again.  Either way, the head was received, unless
  * it is a READ or atomic, which only its own responses answer.
  */
-static void srnic_req_rx_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
+static void srnic_req_rx_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
+			       const struct srnic_pkt *p)
 {
 	/* A READ MIDDLE has no AETH: its payload may not even be linear. */
 	u8 syn = (p->flags & SRNIC_OPF_AETH) ?
@@ -1050,7 +1094,7 @@ static void srnic_req_rx_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
 		i = srnic_req_ahead_find(w, p->psn);
 		if (i >= 0 && ((p->flags & SRNIC_OPF_READ) ||
 			       p->op == SRNIC_OP_ATOMIC_ACK))
-			srnic_req_resp_ahead(w, srnic_req_ahead_at(w, i), p);
+			srnic_req_resp_ahead(eng, qp, srnic_req_ahead_at(w, i), p);
 	} else if ((syn & SRNIC_AETH_KIND) == SRNIC_AETH_ACK) {
 		srnic_req_acked(w, p->psn);
 	} else {
@@ -1082,7 +1126,8 @@ static void srnic_req_rx_ahead(struct srnic_qp *qp, const struct srnic_pkt *p)
  * An answer from the wire for @qp's requester: for the piece that waits or
  * one sent ahead (a late or repeated answer to an earlier one is dropped).
  */
-void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p)
+void srnic_net_req_rx(struct srnic_engine *eng, struct srnic_qp *qp,
+		      const struct srnic_pkt *p)
 {
 	struct srnic_wire_qp *w = &qp->w;
 	bool kick;
@@ -1093,7 +1138,7 @@ void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p)
 	n = srnic_psn_diff(w->out_last, w->out_first);
 	/* Also while the head's WQE completes and the next is not yet the head. */
 	if (w->ahead_n && (!w->out || d > n)) {
-		srnic_req_rx_ahead(qp, p);
+		srnic_req_rx_ahead(eng, qp, p);
 		goto out;
 	}
 	if (!w->out || w->answered || d < 0) {
@@ -1108,11 +1153,11 @@ void srnic_net_req_rx(struct srnic_qp *qp, const struct srnic_pkt *p)
 	 * if it is news, says the response was lost (an implied NAK).
 	 */
 	if (d > n) {
-		srnic_req_rx_ahead(qp, p);
+		srnic_req_rx_ahead(eng, qp, p);
 		goto out;
 	}
 	if (p->flags & SRNIC_OPF_READ)
-		srnic_req_read_resp(qp, p);
+		srnic_req_read_resp(eng, qp, p);
 	else if (p->op == SRNIC_OP_ATOMIC_ACK) {
 		if (d == 0 && (w->out_op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 			       w->out_op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)) {

@@ -299,7 +299,8 @@ static void srnic_req_take_answer(struct srnic_engine *eng,
 				  const struct srnic_reply *rep)
 {
 	if (m->opcode == IB_UVERBS_WR_RDMA_READ && rep->data)
-		srnic_sg_copy(&eng->local, m->off, rep->data, 0, m->plen);
+		srnic_sg_copy(&eng->local, m->off + rep->data_off, rep->data, 0,
+			      m->plen - rep->data_off);
 	else if (m->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 		 m->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)
 		srnic_sg_put_u64(&eng->local, rep->orig);
@@ -371,6 +372,45 @@ static bool srnic_piece_ahead(struct srnic_dev *sdev, struct srnic_engine *eng,
 	m->off = off;
 	m->plen = pieces ? min_t(u64, m->len - off, SRNIC_PIECE) : m->len;
 	return srnic_msg_remote(eng, ctrl, m) == IB_WC_SUCCESS;
+}
+
+/*
+ * Bytes [@off, @off + @len) of the READ at @idx of @qp's send queue, for
+ * its responses as they arrive (a transport that places them directly):
+ * the WQE fetched and checked again, as the ring is the user's, and its
+ * list resolved with local write access into @sg, nothing held past the
+ * caller's copy.  -EAGAIN when they cannot be placed now (a WQE rewritten,
+ * a key gone, an ODP page not there): the caller keeps them for the
+ * answer, where such errors are the completion's.  Uses eng->wqe; under
+ * srnic_engine_srcu, in atomic context.
+ */
+int srnic_req_read_dest(struct srnic_engine *eng, struct srnic_qp *qp,
+			u32 idx, u64 off, u32 len, struct srnic_sg *sg)
+{
+	const struct srnic_wqe_ctrl *ctrl = eng->wqe;
+	u32 hdr = srnic_qpt_send_hdr(qp->ibqp.qp_type);
+	int r;
+
+	srnic_wqe_fetch(eng, qp, idx);
+	if (!srnic_wqe_ok(qp, ctrl) || ctrl->opcode != IB_UVERBS_WR_RDMA_READ ||
+	    (ctrl->flags & SRNIC_WQE_INLINE))
+		return -EAGAIN;
+	r = srnic_sg_resolve_window(to_sdev(qp->ibqp.device),
+				    to_spd(qp->ibqp.pd), eng->wqe + hdr,
+				    ctrl->num_sge, IB_ACCESS_LOCAL_WRITE, sg,
+				    NULL, off, len);
+	if (r == -EAGAIN) {
+		/* An ODP page: the answer faults it in, in process context. */
+		srnic_mr_put(sg->fault.mr);
+		sg->fault.mr = NULL;
+	}
+	if (r)
+		return -EAGAIN;
+	if (off > sg->total || len > sg->total - off) {
+		srnic_sg_release(sg);
+		return -EAGAIN;
+	}
+	return 0;
 }
 
 /*

@@ -67,6 +67,7 @@ static const struct rdma_stat_desc srnic_counter_descs[SRNIC_CNT_NUM] = {
 	[SRNIC_CNT_PORT + SRNIC_PC_IMPLIED_NAKS] = { .name = "implied_nak_seq_err" },
 	[SRNIC_CNT_PORT + SRNIC_PC_TX_ZCOPY] = { .name = "tx_zcopy_packets" },
 	[SRNIC_CNT_PORT + SRNIC_PC_RX_FRAGS] = { .name = "rx_frag_packets" },
+	[SRNIC_CNT_PORT + SRNIC_PC_RX_READ_STAGED] = { .name = "rx_read_staged_packets" },
 };
 
 void srnic_port_counters_sum(struct srnic_dev *sdev, u64 *v)

@@ -37,7 +37,8 @@ struct srnic_reply {
 	enum srnic_resp r;		/* OK is the ACK */
 	u32 rnr_usec;			/* RNR: the wait the responder asks for */
 	u64 orig;			/* CMP_AND_SWP, FETCH_AND_ADD */
-	const struct srnic_sg *data;	/* READ: this piece's bytes */
+	const struct srnic_sg *data;	/* READ: this piece's bytes ... */
+	u32 data_off;			/* ... from this one on (the rest are placed) */
 	/* PENDING: the requester waits until then, or the answer comes. */
 	unsigned long until;
 	/* DROP: the transport waited its timer already; retry at once. */
@@ -75,6 +76,10 @@ void srnic_loop_reply_done(struct srnic_engine *eng, struct srnic_reply *rep);
 void srnic_loop_batch_end(struct srnic_engine *eng);
 /* srnic_net.c: RoCEv2 packets through the device's netdev. */
 extern const struct srnic_transport srnic_wire;
+
+/* srnic_req.c: where a READ's response bytes go, for a transport that places them. */
+int srnic_req_read_dest(struct srnic_engine *eng, struct srnic_qp *qp,
+			u32 idx, u64 off, u32 len, struct srnic_sg *sg);
 
 /*
  * The responder @dst executes the piece @m of a connected QP's message,

@@ -1974,6 +1974,142 @@ TEST_F(rcw, short_read_responses_dropped)
 	EXPECT_EQ(-1, all_eq(self->x.buf, 2 * mtu, 0x5a));
 }
 
+/* ---- READ responses placed as they come ---- */
+
+/* One signaled READ of srnic's QP into @len bytes at @dst, under @lkey. */
+static int post_read_to(struct ep *x, uint64_t wr_id, void *dst, uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge s = { (uintptr_t)dst, len, lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 },
+	}, *bad;
+
+	return ibv_post_send(x->qp, &wr, &bad);
+}
+
+/* Whether the @n bytes at @p become @v within WC_MS (polled). */
+static int bytes_become(const volatile uint8_t *p, size_t n, uint8_t v)
+{
+	struct timespec ts = { 0, 1000 * 1000 };
+
+	for (int waited = 0; waited <= WC_MS; waited++) {
+		size_t i = 0;
+
+		while (i < n && p[i] == v)
+			i++;
+		if (i == n)
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/*
+ * READ data land in the WQE's buffer as their packets come, not when the
+ * READ completes: each response's bytes are there while the next is still
+ * to come, and nothing after them is written.  None is staged.
+ */
+TEST_F(rcw, read_data_placed_as_it_arrives)
+{
+	const uint8_t ops[] = { OP_READ_REQ };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+	long long staged = counter("rx_read_staged_packets");
+	struct ibv_wc wc;
+
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	memset(self->x.buf, 0xee, 3 * mtu);
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 0, 3 * mtu));
+	expect_requests(_metadata, self, ops, 1, psn);
+	peer_read_resp(_metadata, self, OP_READ_FIRST, psn, mtu, 0x11);
+	ASSERT_TRUE(bytes_become(self->x.buf, mtu, 0x11));
+	peer_read_resp(_metadata, self, OP_READ_MIDDLE, psn + 1, mtu, 0x22);
+	ASSERT_TRUE(bytes_become(self->x.buf + mtu, mtu, 0x22));
+	EXPECT_EQ(0, poll_one(self->x.cq, &wc, 0));
+	EXPECT_EQ(-1, all_eq(self->x.buf + 2 * mtu, mtu, 0xee));
+	peer_read_resp(_metadata, self, OP_READ_LAST, psn + 2, mtu, 0x33);
+	expect_done(_metadata, self, 1, 1);
+	EXPECT_EQ(-1, all_eq(self->x.buf, mtu, 0x11));
+	EXPECT_EQ(-1, all_eq(self->x.buf + 2 * mtu, mtu, 0x33));
+	EXPECT_EQ(staged, counter("rx_read_staged_packets"));
+}
+
+/*
+ * The READ's MR deregistered while its responses come: what came before
+ * is in place; what comes after does not land in the memory the MR
+ * covered (it is staged, and counted), and the READ completes with a
+ * local protection error, its buffer no longer the device's to write.
+ */
+TEST_F(rcw, read_into_deregistered_mr_not_placed)
+{
+	const uint8_t ops[] = { OP_READ_REQ };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+	long long staged = counter("rx_read_staged_packets");
+	uint8_t *buf = aligned_alloc(4096, 2 * mtu);
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+
+	ASSERT_NE(NULL, buf);
+	memset(buf, 0xee, 2 * mtu);
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	mr = ibv_reg_mr(self->e.pd, buf, 2 * mtu, IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, mr) TH_LOG("reg_mr: %s", strerror(errno));
+	ASSERT_EQ(0, post_read_to(&self->x, 1, buf, 2 * mtu, mr->lkey));
+	expect_requests(_metadata, self, ops, 1, psn);
+	peer_read_resp(_metadata, self, OP_READ_FIRST, psn, mtu, 0x11);
+	ASSERT_TRUE(bytes_become(buf, mtu, 0x11));
+	ASSERT_EQ(0, ibv_dereg_mr(mr));
+	peer_read_resp(_metadata, self, OP_READ_LAST, psn + 1, mtu, 0x22);
+	ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
+	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status) TH_LOG("%s", ibv_wc_status_str(wc.status));
+	EXPECT_EQ(staged + 1, counter_reaching("rx_read_staged_packets", staged + 1));
+	EXPECT_EQ(-1, all_eq(buf + mtu, mtu, 0xee));
+	free(buf);
+}
+
+/*
+ * A READ into an ODP MR whose second page is taken away (MADV_DONTNEED)
+ * between its responses: that packet cannot be placed where no page
+ * fault may be taken, so it is staged (and counted); at the answer the
+ * requester faults the page in and copies it there.  Every byte right.
+ */
+TEST_F(rcw, read_into_odp_page_taken_away)
+{
+	const uint8_t ops[] = { OP_READ_REQ };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+	long long staged = counter("rx_read_staged_packets");
+	uint8_t *buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *dst;
+	struct ibv_mr *mr;
+
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_GE(4096, mtu);
+	memset(buf, 0xee, 8192);
+	dst = buf + 4096 - mtu;
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	mr = ibv_reg_mr(self->e.pd, buf, 8192, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
+	if (!mr) {
+		munmap(buf, 8192);
+		SKIP(return, "no ODP MR: %s", strerror(errno));
+	}
+	ASSERT_EQ(0, post_read_to(&self->x, 1, dst, 2 * mtu, mr->lkey));
+	expect_requests(_metadata, self, ops, 1, psn);
+	peer_read_resp(_metadata, self, OP_READ_FIRST, psn, mtu, 0x11);
+	ASSERT_TRUE(bytes_become(dst, mtu, 0x11));
+	ASSERT_EQ(0, madvise(buf + 4096, 4096, MADV_DONTNEED));
+	peer_read_resp(_metadata, self, OP_READ_LAST, psn + 1, mtu, 0x22);
+	expect_done(_metadata, self, 1, 1);
+	EXPECT_EQ(staged + 1, counter_reaching("rx_read_staged_packets", staged + 1));
+	EXPECT_EQ(-1, all_eq(dst, mtu, 0x11));
+	EXPECT_EQ(-1, all_eq(dst + mtu, mtu, 0x22));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	munmap(buf, 8192);
+}
+
 /* ---- FLUSH and ATOMIC WRITE, answered and asked as rxe does ---- */
 
 /* uapi values rdma-core 44 has no names for. */
