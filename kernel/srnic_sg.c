@@ -110,8 +110,23 @@ int srnic_sg_resolve_window(struct srnic_dev *sdev, struct srnic_pd *pd,
 	return 0;
 }
 
-/* Kernel address of byte @off of @sg, and how many bytes follow contiguously. */
-static inline u8 *srnic_sg_ptr(const struct srnic_sg *sg, u64 off, size_t *contig)
+/* srnic_sg_ptr() in a received packet: out of line, the rarer case. */
+static noinline u8 *srnic_sg_skb_ptr(const struct srnic_sg *sg, u64 off,
+				     size_t *contig)
+{
+	u8 *p = (u8 *)srnic_skb_ptr(sg->skb, sg->skb_off + off, contig);
+
+	*contig = min_t(u64, *contig, sg->total - off);
+	return p;
+}
+
+/*
+ * Kernel address of byte @off of @sg, and how many bytes follow
+ * contiguously.  Inlined into the copies, the packet's case apart: the
+ * skb case had made gcc call this for every piece of every copy.
+ */
+static __always_inline u8 *srnic_sg_ptr(const struct srnic_sg *sg, u64 off,
+					size_t *contig)
 {
 	u32 i;
 	u8 *p;
@@ -120,11 +135,8 @@ static inline u8 *srnic_sg_ptr(const struct srnic_sg *sg, u64 off, size_t *conti
 		*contig = sg->total - off;
 		return sg->kbuf + off;
 	}
-	if (unlikely(sg->skb)) {
-		p = (u8 *)srnic_skb_ptr(sg->skb, sg->skb_off + off, contig);
-		*contig = min_t(u64, *contig, sg->total - off);
-		return p;
-	}
+	if (unlikely(sg->skb))
+		return srnic_sg_skb_ptr(sg, off, contig);
 	for (i = 0; i < sg->n && off >= sg->e[i].len; i++)
 		off -= sg->e[i].len;
 	if (WARN_ON_ONCE(i == sg->n))
