@@ -781,14 +781,20 @@ void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
 
 /*
  * The transport's forget(), and the QP's when it is reset or goes: the
- * pieces sent ahead are forgotten, so that a QP in error holds none of its
- * thread's window.
+ * piece at the head and those sent ahead are forgotten, so that a QP in
+ * error holds none of its thread's window, and a late answer, the QP back
+ * at RTR, finds nothing to place READ data for: their WQEs are flushed.
  */
 void srnic_net_req_forget(struct srnic_qp *qp)
 {
-	spin_lock(&qp->w.lock);
-	srnic_req_cut(&qp->w, 0);
-	spin_unlock(&qp->w.lock);
+	struct srnic_wire_qp *w = &qp->w;
+
+	spin_lock(&w->lock);
+	srnic_req_cut(w, 0);
+	w->out = false;
+	w->resume = false;
+	w->answered = false;
+	spin_unlock(&w->lock);
 }
 
 /* The transport's ahead_pos(): where the next piece ahead goes from. */

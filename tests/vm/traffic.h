@@ -297,17 +297,15 @@ static inline struct ibv_ah_attr ah_to_peer(const struct ep *x)
 	return ah;
 }
 
-static inline int ep_connect(struct ep *x, uint32_t dest_qpn)
+/* @x from INIT to RTR, receiving from @dest_qpn (ep_connect's first half). */
+static inline int ep_to_rtr(struct ep *x, uint32_t dest_qpn)
 {
 	struct env *e = x->e;
 	struct ibv_qp_attr a;
 	int rd = e->dev.max_qp_rd_atom < 16 ? e->dev.max_qp_rd_atom : 16;
-	int ird = e->dev.max_qp_init_rd_atom < 16 ? e->dev.max_qp_init_rd_atom : 16;
 	int mask;
 
 	x->peer_qpn = dest_qpn;
-	if (ep_to_init(x))
-		return -1;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	mask = IBV_QP_STATE;
@@ -324,7 +322,17 @@ static inline int ep_connect(struct ep *x, uint32_t dest_qpn)
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		}
 	}
-	if (ibv_modify_qp(x->qp, &a, mask))
+	return ibv_modify_qp(x->qp, &a, mask);
+}
+
+static inline int ep_connect(struct ep *x, uint32_t dest_qpn)
+{
+	struct env *e = x->e;
+	struct ibv_qp_attr a;
+	int ird = e->dev.max_qp_init_rd_atom < 16 ? e->dev.max_qp_init_rd_atom : 16;
+	int mask;
+
+	if (ep_to_init(x) || ep_to_rtr(x, dest_qpn))
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;

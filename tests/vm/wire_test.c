@@ -2110,6 +2110,44 @@ TEST_F(rcw, read_into_odp_page_taken_away)
 	munmap(buf, 8192);
 }
 
+/*
+ * A READ on the wire when its QP goes to error is flushed, its buffer the
+ * application's again.  The QP reset and brought to RTR anew (the ring
+ * still holding the old WQE), a late response to that READ, with its PSN,
+ * is not placed there.  The peer's SEND behind it is the sentinel: once it
+ * is received, the response before it was handled.
+ */
+TEST_F(rcw, stale_read_response_after_reset_not_placed)
+{
+	const uint8_t ops[] = { OP_READ_REQ };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	size_t off = 64 * 4096;
+	struct rcpkt r = rc_send(W_PSN, 64, 0x5e);
+	int flushed = 0;
+	struct ibv_wc wc;
+
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	memset(self->x.buf + off, 0xee, mtu);
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1000, off, mtu));
+	expect_requests(_metadata, self, ops, 1, psn);
+	ASSERT_EQ(0, ibv_modify_qp(self->x.qp, &a, IBV_QP_STATE));
+	/* The READ's flush, and the 32 receives'. */
+	for (int i = 0; i < 33 && poll_one(self->x.cq, &wc, WC_MS) == 1; i++)
+		flushed += wc.wr_id == 1000 && wc.status == IBV_WC_WR_FLUSH_ERR;
+	ASSERT_EQ(1, flushed);
+	a.qp_state = IBV_QPS_RESET;
+	ASSERT_EQ(0, ibv_modify_qp(self->x.qp, &a, IBV_QP_STATE));
+	ASSERT_EQ(0, ep_to_init(&self->x));
+	ASSERT_EQ(0, ep_to_rtr(&self->x, W_PQPN));
+	ASSERT_EQ(0, post_recv(&self->x, 0, 0, 4096));
+	peer_read_only(_metadata, self, psn, mtu, 0x11);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	expect_recv(_metadata, self, 64, 0x5e);
+	EXPECT_EQ(-1, all_eq(self->x.buf + off, mtu, 0xee));
+}
+
 /* ---- FLUSH and ATOMIC WRITE, answered and asked as rxe does ---- */
 
 /* uapi values rdma-core 44 has no names for. */
