@@ -30,6 +30,9 @@ wait_gid() {
 	done
 	[ "$i" -lt 500 ] || { echo "$1 has no GID 0" >&2; return 1; }
 	nd=$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/ndevs/0" 2>/dev/null) || return 0
+	# A netdev of another namespace is not seen here: its caller waits there.  (Asking `ip`
+	# 500 times for it took most of an hour on the debug kernel.)
+	[ -e "/sys/class/net/$nd" ] || return 0
 	for i in $(seq 1 500); do
 		ip -6 addr show dev "$nd" scope link -tentative 2>/dev/null | grep -q inet6 && return 0
 		sleep 0.01
