@@ -1947,6 +1947,23 @@ TEST_F(rcw, wrong_responses_ahead_dropped)
 }
 
 /*
+ * srnic's QP connected anew (a Local ACK Timeout of 4 s: the READ does not
+ * go again meanwhile), @len bytes of its buffer filled with 0xee and a
+ * READ (wr_id 1) into them posted, its request seen.
+ */
+static void rc_read_posted(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			   uint32_t len)
+{
+	const uint8_t ops[] = { OP_READ_REQ };
+
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	memset(self->x.buf, 0xee, len);
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 0, len));
+	expect_requests(_metadata, self, ops, 1, W_PSN);
+}
+
+/*
  * READ responses of the wrong shape: a FIRST shorter than the path MTU and
  * an empty MIDDLE (each response packet is one PSN of the READ's, so
  * taking them would move the PSN expected past the READ's own) are
@@ -1954,16 +1971,10 @@ TEST_F(rcw, wrong_responses_ahead_dropped)
  */
 TEST_F(rcw, short_read_responses_dropped)
 {
-	const uint8_t ops[] = { OP_READ_REQ };
 	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
 	struct ibv_wc wc;
 
-	/* A Local ACK Timeout of 4 s: the READ does not go again meanwhile. */
-	ep_destroy(&self->x);
-	rc_connect(_metadata, self, 20);
-	memset(self->x.buf, 0xee, 2 * mtu);
-	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 0, 2 * mtu));
-	expect_requests(_metadata, self, ops, 1, psn);
+	rc_read_posted(_metadata, self, 2 * mtu);
 	peer_read_resp(_metadata, self, OP_READ_FIRST, psn, mtu / 2, 0x11);
 	peer_read_resp(_metadata, self, OP_READ_MIDDLE, psn + 1, 0, 0x11);
 	expect_no_answer(_metadata, self);
@@ -2013,16 +2024,11 @@ static int bytes_become(const volatile uint8_t *p, size_t n, uint8_t v)
  */
 TEST_F(rcw, read_data_placed_as_it_arrives)
 {
-	const uint8_t ops[] = { OP_READ_REQ };
 	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
 	long long staged = counter("rx_read_staged_packets");
 	struct ibv_wc wc;
 
-	ep_destroy(&self->x);
-	rc_connect(_metadata, self, 20);
-	memset(self->x.buf, 0xee, 3 * mtu);
-	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 0, 3 * mtu));
-	expect_requests(_metadata, self, ops, 1, psn);
+	rc_read_posted(_metadata, self, 3 * mtu);
 	peer_read_resp(_metadata, self, OP_READ_FIRST, psn, mtu, 0x11);
 	ASSERT_TRUE(bytes_become(self->x.buf, mtu, 0x11));
 	peer_read_resp(_metadata, self, OP_READ_MIDDLE, psn + 1, mtu, 0x22);
