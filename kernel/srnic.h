@@ -610,6 +610,22 @@ struct srnic_wire_res {
 	bool empty;			/* ATOMIC WRITE, FLUSH: an empty READ response */
 };
 
+/*
+ * A tag matching rendezvous from across the wire: the receiving QP reads
+ * the RVH's range into the tag's buffer itself, an RDMA READ on its own
+ * send PSNs, then sends the sender a FIN.  The user ring holds no WQE for
+ * either, so the QP keeps them (struct srnic_wire_qp: rndv).
+ */
+struct srnic_rndv {
+	u64 raddr;			/* the RVH: the sender's buffer */
+	u32 rkey, len;
+	struct srnic_wqe_data sge;	/* the tag's buffer, in the SRQ's PD */
+	u64 wr_id;			/* the tag's recv_wr_id */
+	bool solicited;
+	bool read_done;			/* its data came: the FIN goes */
+	u8 fin[SRNIC_TMH_SIZE];
+};
+
 struct srnic_wire_qp {
 	/* The path, set at RTR. */
 	u8 dgid[16];
@@ -725,6 +741,14 @@ struct srnic_wire_qp {
 		unsigned long stalled;	/* ... since then no packet went */
 	} rd;
 	struct sk_buff_head held;
+	/*
+	 * Rendezvous the responder matched (srnic_tm.c), for the requester
+	 * to read and FIN (srnic_req.c): a ring, filled and emptied under
+	 * @lock; @rndv_on (the QP's lock) while the head's runs.
+	 */
+	struct srnic_rndv rndv[SRNIC_WIRE_READS];
+	u32 rndv_head, rndv_tail;
+	bool rndv_on;
 };
 
 /*
@@ -922,6 +946,8 @@ struct srnic_msg {
 	 * receive WQE, never the one held for another message's pieces.
 	 */
 	bool fresh_wqe;
+	/* The requester's own READ or FIN of a rendezvous (struct srnic_rndv). */
+	bool rndv;
 	const struct srnic_sg *payload;	/* SEND, WRITE */
 	u32 src_qpn;
 	int src_dev;			/* the requester's device (registry id) */

@@ -274,6 +274,9 @@ int srnic_qp_flush(struct srnic_qp *qp)
 		spin_unlock(&qp->rq_lock);
 	}
 
+	/* Rendezvous matched from the wire, whose data had not come. */
+	if (READ_ONCE(qp->w.rndv_tail) != qp->w.rndv_head)
+		srnic_tm_rndv_flush(qp);
 	if (qp->ibqp.srq && !qp->last_wqe_sent) {
 		/* Nothing of the SRQ's is ours to flush; say we are done. */
 		qp->last_wqe_sent = true;

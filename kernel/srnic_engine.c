@@ -96,7 +96,7 @@ void srnic_engine_kick(struct srnic_qp *qp)
 
 /*
  * Whether @qp certainly has nothing for the engine: in RTS with no timer
- * pending and no send WQE announced.  Read without the QP's lock, to spare
+ * pending, no send WQE announced and no rendezvous to read.  Read without the QP's lock, to spare
  * the polling engine its atomics for every idle QP on every scan: a
  * doorbell rung after the read is seen by the next scan, or, if the engine
  * sleeps, by its doorbell call.
@@ -105,7 +105,8 @@ static bool srnic_qp_idle(struct srnic_qp *qp)
 {
 	return READ_ONCE(qp->state) == IB_QPS_RTS && srnic_qp_has_sq(qp) &&
 	       !READ_ONCE(qp->rnr_wait) &&
-	       READ_ONCE(qp->dbr.kva->value) == READ_ONCE(qp->sq_cons);
+	       READ_ONCE(qp->dbr.kva->value) == READ_ONCE(qp->sq_cons) &&
+	       READ_ONCE(qp->w.rndv_tail) == READ_ONCE(qp->w.rndv_head);
 }
 
 /*

@@ -97,6 +97,12 @@ bool srnic_tm_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 void srnic_tm_unexpected(struct srnic_srq *srq);
 void srnic_tm_fin(struct srnic_engine *eng, struct srnic_qp *qp, u64 tag);
 void srnic_tm_cqe_match(struct srnic_cqe *cqe, const struct srnic_tm_piece *tm);
+struct srnic_rndv *srnic_tm_rndv_head(struct srnic_qp *qp);
+int srnic_tm_rndv_dest(struct srnic_qp *qp, const struct srnic_rndv *rv,
+		       u64 off, struct srnic_sg *sg);
+void srnic_tm_rndv_done(struct srnic_qp *qp, struct srnic_rndv *rv,
+			u8 status);
+void srnic_tm_rndv_flush(struct srnic_qp *qp);
 
 /* srnic_raw.c: raw packet QPs, flow steering, receive WQs and RSS */
 void srnic_raw_init(struct srnic_dev *sdev);

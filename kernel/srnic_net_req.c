@@ -498,7 +498,8 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 		w->out_idx = qp->sq_cons;
 		w->rd_next = w->psn;
 		w->rd_bytes = 0;
-		w->rd_staged = m->plen;
+		/* A rendezvous READ's data wait for the requester (a tag's buffer). */
+		w->rd_staged = m->rndv ? 0 : m->plen;
 		/* Nothing is ahead of a piece sent anew: every stage is free. */
 		w->out_stage = 0;
 		w->resume_psn = w->psn;
@@ -507,9 +508,17 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 		w->out_tries = 0;
 		w->psn = (w->psn + n) & SRNIC_PSN_MASK;
 		srnic_req_psn_sent(w);
-		/* What may go ahead of its answer starts after it. */
-		w->next_idx = qp->sq_cons + srnic_msg_last(m);
-		w->next_off = srnic_msg_last(m) ? 0 : m->off + m->plen;
+		/*
+		 * What may go ahead of its answer starts after it; after a
+		 * rendezvous's, at the send queue's head (none go meanwhile).
+		 */
+		if (m->rndv) {
+			w->next_idx = qp->sq_cons;
+			w->next_off = 0;
+		} else {
+			w->next_idx = qp->sq_cons + srnic_msg_last(m);
+			w->next_off = srnic_msg_last(m) ? 0 : m->off + m->plen;
+		}
 	}
 	w->resume = false;
 	/* A FLUSH: the form its peer answered last, the other every second time. */
@@ -795,6 +804,22 @@ void srnic_net_req_forget(struct srnic_qp *qp)
 	w->resume = false;
 	w->answered = false;
 	spin_unlock(&w->lock);
+}
+
+/*
+ * Whether nothing of @qp's is on the wire: no piece waits for an answer or
+ * goes again, none went ahead.  A rendezvous's READ or FIN takes the next
+ * PSNs only then.
+ */
+bool srnic_net_req_quiet(struct srnic_qp *qp)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	bool quiet;
+
+	spin_lock(&w->lock);
+	quiet = !w->out && !w->resume && !w->ahead_n;
+	spin_unlock(&w->lock);
+	return quiet;
 }
 
 /* The transport's ahead_pos(): where the next piece ahead goes from. */

@@ -521,6 +521,11 @@ static void srnic_qp_reset(struct srnic_qp *qp)
 	qp->rnr_wait = false;
 	qp->fault_err = 0;
 	qp->last_wqe_sent = false;
+	spin_lock(&qp->w.lock);
+	qp->w.rndv_head = 0;
+	qp->w.rndv_tail = 0;
+	qp->w.rndv_on = false;
+	spin_unlock(&qp->w.lock);
 	spin_lock(&qp->rq_lock);
 	qp->rwqe_held = false;
 	qp->rq_cons = 0;

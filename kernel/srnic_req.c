@@ -307,6 +307,32 @@ static void srnic_req_take_answer(struct srnic_engine *eng,
 }
 
 /*
+ * The answer @rep to the piece @m (srnic_comp_answer): 0 when the WQE is
+ * done, its status in *@status; else the next piece goes next (1), or
+ * this one again later, and the WQE stays: its list is released.  An
+ * acknowledged piece's bytes count in *@bytes.
+ */
+static __always_inline int srnic_req_piece_done(struct srnic_engine *eng,
+						struct srnic_qp *qp,
+						const struct srnic_msg *m,
+						const struct srnic_reply *rep,
+						enum ib_wc_status *status,
+						u64 *bytes)
+{
+	int err;
+
+	if (rep->r == SRNIC_RESP_OK)
+		*bytes += m->plen;
+	err = srnic_comp_answer(qp, m, rep, status);
+	if (err) {
+		if (err > 0)
+			qp->msg_off += m->plen;
+		srnic_sg_release(&eng->local);
+	}
+	return err;
+}
+
+/*
  * Injected faults of the path between requester and responder (debugfs
  * fault/), what a wire does to a request.  A delayed request leaves
  * delay_us late, once; its WQE waits as after an RNR NAK, costing no retry.
@@ -429,6 +455,9 @@ static void srnic_send_ahead(struct srnic_dev *sdev, struct srnic_engine *eng,
 
 	/* The loopback has no window: not even the doorbell's line is read. */
 	if (!x->ahead_pos)
+		return;
+	/* A rendezvous waits for the window to empty: nothing more goes. */
+	if (READ_ONCE(qp->w.rndv_tail) != qp->w.rndv_head)
 		return;
 	prod = READ_ONCE(qp->dbr.kva->value);
 	if (prod - qp->sq_cons > (1U << qp->sq.log_entries))
@@ -570,16 +599,9 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 	/* UD is unacknowledged: whatever became of the datagram, it went. */
 	if (srnic_qpt_ud(type))
 		goto complete;
-	if (rep.r == SRNIC_RESP_OK)
-		*bytes += m.plen;
-	err = srnic_comp_answer(qp, &m, &rep, &status);
-	if (err) {
-		/* The next piece, or this one again later: the WQE stays. */
-		if (err > 0)
-			qp->msg_off += m.plen;
-		srnic_sg_release(&eng->local);
+	err = srnic_req_piece_done(eng, qp, &m, &rep, &status, bytes);
+	if (err)
 		return err;
-	}
 
 complete:
 	qp->in_progress = false;
@@ -606,6 +628,106 @@ complete:
 	else if (m.tm_fin)
 		srnic_tm_fin(eng, qp, m.tm_fin_tag);
 	eng->wqes++;
+	return 0;
+}
+
+/*
+ * Whether the requester's next work is the rendezvous at the head of the
+ * QP's own ring (struct srnic_rndv) rather than the WQE at sq_cons: once
+ * it has begun, or between WQEs with nothing in flight, so that its
+ * requests take the next PSNs.
+ */
+static bool srnic_rndv_turn(struct srnic_qp *qp)
+{
+	if (likely(READ_ONCE(qp->w.rndv_tail) == qp->w.rndv_head))
+		return false;
+	return qp->w.rndv_on ||
+	       (!qp->in_progress && srnic_net_req_quiet(qp));
+}
+
+/* The head rendezvous's next request: its READ's piece at qp->msg_off, or its FIN. */
+static int srnic_rndv_msg(struct srnic_engine *eng, struct srnic_qp *qp,
+			  struct srnic_rndv *rv, struct srnic_msg *m)
+{
+	int err;
+
+	m->rndv = true;
+	m->src_qpn = qp->qpn;
+	m->payload = &eng->local;
+	if (rv->read_done) {
+		srnic_sg_init(&eng->local, rv->fin, sizeof(rv->fin));
+		m->opcode = IB_UVERBS_WR_SEND;
+		m->len = sizeof(rv->fin);
+		m->plen = m->len;
+		return 0;
+	}
+	err = srnic_tm_rndv_dest(qp, rv, qp->msg_off, &eng->local);
+	if (err)
+		return err;
+	m->opcode = IB_UVERBS_WR_RDMA_READ;
+	m->raddr = rv->raddr;
+	m->rkey = rv->rkey;
+	m->len = rv->len;
+	m->off = qp->msg_off;
+	m->plen = min_t(u64, m->len - m->off, SRNIC_PIECE);
+	return 0;
+}
+
+/*
+ * The rendezvous at the head of @qp's ring, as srnic_send_one() runs a
+ * WQE, with its returns: its READ a piece at a time into the tag's buffer,
+ * then its FIN.  The READ's outcome is the tag's second completion; an
+ * error moves the QP to error, as a READ's does; so does a FIN's (it is a
+ * SEND, which the sender's receive queue takes or answers with RNR).
+ */
+static int srnic_send_rndv(struct srnic_engine *eng, struct srnic_qp *qp,
+			   u64 *bytes)
+{
+	struct srnic_rndv *rv = srnic_tm_rndv_head(qp);
+	enum ib_wc_status status = IB_WC_SUCCESS;
+	struct srnic_reply rep = {};
+	struct srnic_msg m = {};
+	int err;
+
+	if (!qp->in_progress) {
+		qp->in_progress = true;
+		qp->w.rndv_on = true;
+		qp->rnr_left = qp->attr.rnr_retry;
+		qp->retry_left = qp->attr.retry_cnt;
+	}
+	err = srnic_rndv_msg(eng, qp, rv, &m);
+	if (err == -EAGAIN && srnic_qp_fault(qp, &eng->local.fault))
+		return -EINPROGRESS;
+	if (err) {
+		status = IB_WC_LOC_PROT_ERR;
+		goto complete;
+	}
+	qp->xport->request(eng, qp, &m, &rep);
+	if (rep.r == SRNIC_RESP_PENDING) {
+		srnic_sg_release(&eng->local);
+		qp->rnr_until = rep.until;
+		qp->rnr_wait = true;
+		return -EAGAIN;
+	}
+	srnic_req_account(qp, qp->attr.dest_qp_num, &m, rep.r);
+	if (rep.r == SRNIC_RESP_OK)
+		srnic_req_take_answer(eng, &m, &rep);
+	if (rep.data)
+		qp->xport->reply_done(eng, &rep);
+	err = srnic_req_piece_done(eng, qp, &m, &rep, &status, bytes);
+	if (err)
+		return err;
+complete:
+	srnic_sg_release(&eng->local);
+	qp->in_progress = false;
+	qp->msg_off = 0;
+	qp->fault_err = 0;
+	/* A FIN has no completion to say it failed. */
+	if (rv->read_done && status != IB_WC_SUCCESS)
+		srnic_qp_event(qp, IB_EVENT_QP_FATAL);
+	srnic_tm_rndv_done(qp, rv, status);
+	if (status != IB_WC_SUCCESS)
+		srnic_qp_set_error(qp);
 	return 0;
 }
 
@@ -662,18 +784,22 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 		qp->rnr_wait = false;
 	}
 	while (done < budget) {
-		prod = READ_ONCE(qp->dbr.kva->value);
-		if (prod == qp->sq_cons)
-			break;
-		if (prod - qp->sq_cons > n) {
-			/* The owner broke the ring protocol. */
-			srnic_qp_set_error(qp);
-			srnic_qp_event(qp, IB_EVENT_QP_FATAL);
-			break;
+		if (srnic_rndv_turn(qp)) {
+			ret = srnic_send_rndv(eng, qp, &bytes);
+		} else {
+			prod = READ_ONCE(qp->dbr.kva->value);
+			if (prod == qp->sq_cons)
+				break;
+			if (prod - qp->sq_cons > n) {
+				/* The owner broke the ring protocol. */
+				srnic_qp_set_error(qp);
+				srnic_qp_event(qp, IB_EVENT_QP_FATAL);
+				break;
+			}
+			/* The WQE is read after the doorbell that announced it. */
+			smp_rmb();
+			ret = srnic_send_one(sdev, eng, qp, &bytes);
 		}
-		/* The WQE is read after the doorbell that announced it. */
-		smp_rmb();
-		ret = srnic_send_one(sdev, eng, qp, &bytes);
 		if (ret == -EINPROGRESS)
 			break;
 		if (ret == -EAGAIN) {

@@ -232,6 +232,130 @@ static u8 srnic_tm_rndv_read(struct srnic_engine *eng,
 	return IB_WC_SUCCESS;
 }
 
+/*
+ * A rendezvous from across the wire, tag @t matched (its buffer @buf_len
+ * bytes): queued for @dst's requester, which reads the RVH's range into
+ * the buffer and then sends the FIN (srnic_send_rndv).  False when it
+ * cannot be (longer than the buffer, a QP that makes no READs, its ring
+ * full): software finishes it.
+ */
+static bool srnic_tm_rndv_queue(struct srnic_qp *dst, const struct srnic_tag *t,
+				const struct srnic_msg *m, const u8 *h,
+				u64 buf_len)
+{
+	const u8 *rvh = h + SRNIC_TMH_SIZE;
+	struct srnic_wire_qp *w = &dst->w;
+	u32 len = get_unaligned_be32(rvh + 12);
+	struct srnic_rndv *rv;
+
+	if (len > buf_len || !dst->attr.max_rd_atomic)
+		return false;
+	spin_lock(&w->lock);
+	if (w->rndv_tail - w->rndv_head >= SRNIC_WIRE_READS) {
+		spin_unlock(&w->lock);
+		return false;
+	}
+	rv = &w->rndv[w->rndv_tail % SRNIC_WIRE_READS];
+	*rv = (struct srnic_rndv){
+		.raddr = get_unaligned_be64(rvh),
+		.rkey = get_unaligned_be32(rvh + 8),
+		.len = len, .sge = t->sge, .wr_id = t->wr_id,
+		.solicited = m->solicited,
+		.fin = { SRNIC_TMH_FIN },
+	};
+	memcpy(rv->fin + 8, h + 8, 8);
+	WRITE_ONCE(w->rndv_tail, w->rndv_tail + 1);
+	spin_unlock(&w->lock);
+	srnic_engine_kick(dst);
+	return true;
+}
+
+/* The rendezvous at the head of @qp's ring, or NULL.  Under the QP's lock. */
+struct srnic_rndv *srnic_tm_rndv_head(struct srnic_qp *qp)
+{
+	struct srnic_wire_qp *w = &qp->w;
+
+	if (READ_ONCE(w->rndv_tail) == w->rndv_head)
+		return NULL;
+	return &w->rndv[w->rndv_head % SRNIC_WIRE_READS];
+}
+
+/*
+ * Bytes [@off, @off + SRNIC_PIECE) of the tag's buffer of @rv, resolved for
+ * writing into @sg, in the SRQ's PD (as the tag was checked when posted).
+ */
+int srnic_tm_rndv_dest(struct srnic_qp *qp, const struct srnic_rndv *rv,
+		       u64 off, struct srnic_sg *sg)
+{
+	struct srnic_srq *srq = to_ssrq(qp->ibqp.srq);
+
+	return srnic_sg_resolve_window(to_sdev(qp->ibqp.device),
+				       to_spd(srq->ibsrq.pd), &rv->sge, 1,
+				       IB_ACCESS_LOCAL_WRITE, sg, NULL, off,
+				       SRNIC_PIECE);
+}
+
+/* The tag's second completion: the data, or why not. */
+static void srnic_tm_rndv_cqe(struct srnic_qp *qp, const struct srnic_rndv *rv,
+			      u8 status)
+{
+	struct srnic_cqe cqe = {
+		.wr_id = rv->wr_id, .status = status,
+		.opcode = SRNIC_WC_TM_RECV, .qp_num = qp->qpn,
+	};
+
+	if (status == IB_WC_SUCCESS) {
+		cqe.wc_flags = SRNIC_CQE_TM_DATA_VALID;
+		cqe.byte_len = rv->len;
+	}
+	srnic_qp_recv_cqe(qp, to_ssrq(qp->ibqp.srq), &cqe,
+			  status == IB_WC_SUCCESS && rv->solicited);
+}
+
+/*
+ * The head's READ (@status) or FIN is done.  A READ completes the tag;
+ * if it succeeded the FIN goes next, else the rendezvous is over, as it is
+ * after the FIN.  Under the QP's lock.
+ */
+void srnic_tm_rndv_done(struct srnic_qp *qp, struct srnic_rndv *rv,
+			u8 status)
+{
+	struct srnic_wire_qp *w = &qp->w;
+
+	qp->w.rndv_on = false;
+	if (!rv->read_done) {
+		srnic_tm_rndv_cqe(qp, rv, status);
+		if (status == IB_WC_SUCCESS) {
+			rv->read_done = true;
+			return;
+		}
+	}
+	spin_lock(&w->lock);
+	w->rndv_head++;
+	spin_unlock(&w->lock);
+}
+
+/*
+ * A QP in error: the rendezvous whose data did not come complete their
+ * tags flushed; their FINs are not sent.
+ */
+void srnic_tm_rndv_flush(struct srnic_qp *qp)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	struct srnic_rndv rv;
+
+	spin_lock(&w->lock);
+	while (w->rndv_head != w->rndv_tail) {
+		rv = w->rndv[w->rndv_head++ % SRNIC_WIRE_READS];
+		spin_unlock(&w->lock);
+		if (!rv.read_done)
+			srnic_tm_rndv_cqe(qp, &rv, IB_WC_WR_FLUSH_ERR);
+		spin_lock(&w->lock);
+	}
+	w->rndv_on = false;
+	spin_unlock(&w->lock);
+}
+
 /* A matched tag's TMH in its completion. */
 void srnic_tm_cqe_match(struct srnic_cqe *cqe, const struct srnic_tm_piece *tm)
 {
@@ -355,6 +479,12 @@ bool srnic_tm_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	/* RNDV: the match first, then the data, as mlx5 reports them. */
 	srnic_tm_cqe_match(&cqe, &m->tm);
 	srnic_qp_recv_cqe(dst, srq, &cqe, false);
+	/* From the wire: the QP's own READ, when its requester gets to it. */
+	if (!m->src && srnic_tm_rndv_queue(dst, &t, m, h, eng->remote.total)) {
+		srnic_sg_release(&eng->remote);
+		*r = SRNIC_RESP_OK;
+		return true;
+	}
 	cqe = (struct srnic_cqe){ .wr_id = t.wr_id, .opcode = SRNIC_WC_TM_RECV,
 				  .qp_num = dst->qpn };
 	cqe.status = srnic_tm_rndv_read(eng, m, h + SRNIC_TMH_SIZE,

@@ -9,7 +9,8 @@
  *
  * With $SRNIC_PEER_DEV, b, its SRQ and tcq are on that device and the
  * messages cross the wire, a packet at a time (the large variant's span
- * 64 of them at an MTU of 1024); there a rendezvous is left to software.
+ * 64 of them at an MTU of 1024); there a rendezvous is b's own RDMA READ,
+ * and its FIN b's SEND, on b's send PSNs.
  */
 #include <endian.h>
 #include <infiniband/tm_types.h>
@@ -374,17 +375,46 @@ static void rvh(struct ep *a, uint32_t rkey, uint32_t len)
 	memcpy(a->buf + TMH, &r, sizeof(r));
 }
 
-/*
- * Rendezvous: matched, read from the sender, then a FIN to the sender.
- * Across the wire the device leaves the read to software, as the verbs
- * allow (RNDV_INCOMPLETE after the match), and sends no FIN.
- */
+/* The match of a rendezvous for @want_tag, wr_id @id, app context @want_priv. */
+#define RNDV_MATCHED(self, id, want_tag, want_priv) do { \
+	struct tmc __c; \
+	WAIT_TM((self)->b.cqx, __c); \
+	ASSERT_EQ(IBV_WC_SUCCESS, __c.status); \
+	EXPECT_EQ(IBV_WC_TM_RECV, __c.opcode); \
+	EXPECT_EQ((uint64_t)(id), __c.wr_id); \
+	EXPECT_EQ(IBV_WC_TM_MATCH, __c.wc_flags & TM_FLAGS); \
+	EXPECT_EQ((uint64_t)(want_tag), __c.tag); \
+	EXPECT_EQ((uint32_t)(want_priv), __c.priv); \
+} while (0)
+
+/* Its data: @len bytes in the tag's buffer, wr_id @id. */
+#define RNDV_DATA(self, id, len) do { \
+	struct tmc __c; \
+	WAIT_TM((self)->b.cqx, __c); \
+	ASSERT_EQ(IBV_WC_SUCCESS, __c.status) \
+		TH_LOG("%s", ibv_wc_status_str(__c.status)); \
+	EXPECT_EQ(IBV_WC_TM_RECV, __c.opcode); \
+	EXPECT_EQ((uint64_t)(id), __c.wr_id); \
+	EXPECT_EQ(IBV_WC_TM_DATA_VALID, __c.wc_flags & TM_FLAGS); \
+	EXPECT_EQ((uint32_t)(len), __c.byte_len); \
+} while (0)
+
+/* The FIN for @want_tag in a's receive @id, at a's buffer offset @off. */
+#define FIN_AT(self, wc, id, off, want_tag) do { \
+	struct ibv_tmh __f; \
+	ASSERT_WC((wc), IBV_WC_SUCCESS, IBV_WC_RECV); \
+	EXPECT_EQ((uint64_t)(id), (wc).wr_id); \
+	ASSERT_EQ(sizeof(__f), (wc).byte_len); \
+	memcpy(&__f, (self)->a.buf + (off), sizeof(__f)); \
+	EXPECT_EQ(IBV_TMH_FIN, __f.opcode); \
+	EXPECT_EQ((uint64_t)(want_tag), be64toh(__f.tag)); \
+} while (0)
+
+/* Rendezvous: matched, read from the sender, then a FIN to the sender. */
 TEST_F(tm, rndv)
 {
 	uint32_t len = variant->len;
-	struct ibv_tmh fin;
 	struct ibv_wc wc;
-	struct tmc c;
 
 	ASSERT_EQ(0, post_recv(&self->a, 600, RECV_BUF, 64));
 	ASSERT_EQ(0, add_tag(self, 1, 0x77, ~0ull, 0, 64 * KiB));
@@ -393,37 +423,328 @@ TEST_F(tm, rndv)
 	rvh(&self->a, self->a.mr->rkey, len);
 	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_RNDV, 0x77, 4, 32));
 	SENT(self);
-	WAIT_TM(self->b.cqx, c);
-	EXPECT_EQ(IBV_WC_TM_RECV, c.opcode);
-	EXPECT_EQ(1u, c.wr_id);
-	EXPECT_EQ(IBV_WC_TM_MATCH, c.wc_flags & TM_FLAGS);
-	EXPECT_EQ(0x77u, c.tag);
-	EXPECT_EQ(4u, c.priv);
-	WAIT_TM(self->b.cqx, c);
-	if (self->e.peer) {
-		EXPECT_EQ(IBV_WC_TM_RNDV_INCOMPLETE, c.status);
-		EXPECT_EQ(1u, c.wr_id);
-		ASSERT_QUIET(self->a.cq);
-		EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b.qp));
-		return;
-	}
-	ASSERT_EQ(IBV_WC_SUCCESS, c.status);
-	EXPECT_EQ(1u, c.wr_id);
-	EXPECT_EQ(IBV_WC_TM_DATA_VALID, c.wc_flags & TM_FLAGS);
-	EXPECT_EQ(len, c.byte_len);
+	RNDV_MATCHED(self, 1, 0x77, 4);
+	RNDV_DATA(self, 1, len);
 	EXPECT_EQ(-1, verify(self->b.buf + TAG_BUF, len, 11));
+	WAIT_WC(self->a.cq, wc);
+	FIN_AT(self, wc, 600, RECV_BUF, 0x77);
+}
+
+/*
+ * A rendezvous of several of the engine's pieces (64 KiB each): read in
+ * as many READs, every byte in place and none past it, one FIN.
+ */
+TEST_F(tm, rndv_long)
+{
+	uint32_t len = 5 * variant->len, room = RECV_BUF - TAG_BUF;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, post_recv(&self->a, 600, RECV_BUF, 64));
+	ASSERT_EQ(0, add_tag(self, 1, 0x78, ~0ull, 0, room));
+	OP_DONE(self, IBV_WC_TM_ADD, 1001, IBV_WC_SUCCESS);
+	memset(self->b.buf + TAG_BUF, 0xee, room);
+	fill(self->a.buf + RNDV_SRC, len, 12);
+	rvh(&self->a, self->a.mr->rkey, len);
+	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_RNDV, 0x78, 5, 32));
+	SENT(self);
+	RNDV_MATCHED(self, 1, 0x78, 5);
+	RNDV_DATA(self, 1, len);
+	EXPECT_EQ(-1, verify(self->b.buf + TAG_BUF, len, 12));
+	EXPECT_EQ(-1, all_eq(self->b.buf + TAG_BUF + len, room - len, 0xee));
+	WAIT_WC(self->a.cq, wc);
+	FIN_AT(self, wc, 600, RECV_BUF, 0x78);
+	ASSERT_QUIET(self->a.cq);
+}
+
+#define OWN_SENDS 16
+#define OWN_SRC (1536u * KiB)	/* b's own messages to a */
+
+/*
+ * b sends to a while a's rendezvous arrives: b's READ and FIN take their
+ * turn among b's own SENDs (across the wire they share b's PSNs), and
+ * every message arrives whole and in order, the FIN among them.
+ */
+TEST_F(tm, rndv_among_own_sends)
+{
+	uint32_t len = variant->len, sz = 4 * KiB;
+	int seen = 0, fins = 0, sent = 0, data = 0;
+	bool a_sent = false;
+	struct ibv_wc wc;
+	struct tmc c;
+
+	for (int i = 0; i <= OWN_SENDS; i++)
+		ASSERT_EQ(0, post_recv(&self->a, 700 + i, RECV_BUF + i * sz, sz));
+	ASSERT_EQ(0, add_tag(self, 1, 0x79, ~0ull, 0, 64 * KiB));
+	OP_DONE(self, IBV_WC_TM_ADD, 1001, IBV_WC_SUCCESS);
+	fill(self->a.buf + RNDV_SRC, len, 13);
+	rvh(&self->a, self->a.mr->rkey, len);
+	for (int i = 0; i < OWN_SENDS; i++)
+		fill(self->b.buf + OWN_SRC + i * sz, sz, 100 + i);
+	for (int i = 0; i < OWN_SENDS; i++) {
+		if (i == OWN_SENDS / 2)
+			ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_RNDV, 0x79, 6, 32));
+		ASSERT_EQ(0, post_send1(&self->b, IBV_WR_SEND, 2000 + i,
+					OWN_SRC + i * sz, sz, IBV_SEND_SIGNALED,
+					NULL, 0, 0));
+	}
+	/* b: its sends in order, and the tag's two completions in order. */
+	while (sent + data < OWN_SENDS + 2) {
+		WAIT_TM(self->b.cqx, c);
+		ASSERT_EQ(IBV_WC_SUCCESS, c.status)
+			TH_LOG("wr_id %llu: %s", (unsigned long long)c.wr_id,
+			       ibv_wc_status_str(c.status));
+		if (c.opcode == IBV_WC_SEND) {
+			EXPECT_EQ(2000u + sent, c.wr_id);
+			sent++;
+			continue;
+		}
+		EXPECT_EQ(IBV_WC_TM_RECV, c.opcode);
+		EXPECT_EQ(data ? IBV_WC_TM_DATA_VALID : IBV_WC_TM_MATCH,
+			  c.wc_flags & TM_FLAGS);
+		data++;
+	}
+	EXPECT_EQ(-1, verify(self->b.buf + TAG_BUF, len, 13));
+	/* a: its SEND, b's messages in order, one FIN somewhere among them. */
+	for (int i = 0; i <= OWN_SENDS; i++) {
+		WAIT_WC(self->a.cq, wc);
+		if (wc.opcode == IBV_WC_SEND && wc.wr_id == 0x79 && !a_sent) {
+			ASSERT_WC(wc, IBV_WC_SUCCESS, IBV_WC_SEND);
+			a_sent = true;
+			i--;
+			continue;
+		}
+		if (wc.byte_len == TMH) {
+			FIN_AT(self, wc, 700 + i, RECV_BUF + i * sz, 0x79);
+			fins++;
+			continue;
+		}
+		ASSERT_WC(wc, IBV_WC_SUCCESS, IBV_WC_RECV);
+		EXPECT_EQ(700u + i, wc.wr_id);
+		ASSERT_EQ(sz, wc.byte_len);
+		EXPECT_EQ(-1, verify(self->a.buf + RECV_BUF + i * sz, sz, 100 + seen))
+			TH_LOG("receive %d: not b's message %d", i, seen);
+		seen++;
+	}
+	EXPECT_EQ(1, fins);
+	EXPECT_EQ(OWN_SENDS, seen);
+	if (!a_sent)
+		SENT(self);
+}
+
+/*
+ * b's send queue is held by a SEND a has no receive for (RNR, retried for
+ * ever) when a's rendezvous arrives: the match completes at once, the
+ * read waits its turn behind the SEND, and goes once a posts receives.
+ * (On one host the read is made at the match, and the FIN, which finds no
+ * receive, is lost: nothing waits there.)
+ */
+TEST_F(tm, rndv_waits_for_send_queue)
+{
+	uint32_t len = variant->len;
+	struct ibv_wc wc;
+	struct tmc c;
+
+	if (!self->e.peer)
+		SKIP(return, "on one host the read is made at the match");
+	ASSERT_EQ(0, add_tag(self, 1, 0x7a, ~0ull, 0, 64 * KiB));
+	OP_DONE(self, IBV_WC_TM_ADD, 1001, IBV_WC_SUCCESS);
+	memset(self->b.buf + TAG_BUF, 0xee, 64 * KiB);
+	fill(self->a.buf + RNDV_SRC, len, 14);
+	rvh(&self->a, self->a.mr->rkey, len);
+	fill(self->b.buf + OWN_SRC, 64, 15);
+	ASSERT_EQ(0, post_send1(&self->b, IBV_WR_SEND, 2000, OWN_SRC, 64,
+				IBV_SEND_SIGNALED, NULL, 0, 0));
+	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_RNDV, 0x7a, 7, 32));
+	SENT(self);
+	RNDV_MATCHED(self, 1, 0x7a, 7);
+	/* The SEND's RNR loop holds the read: nothing lands. */
+	EXPECT_EQ(0, poll_tm(self->b.cqx, &c, QUIET_MS));
+	EXPECT_EQ(-1, all_eq(self->b.buf + TAG_BUF, 64 * KiB, 0xee));
+	ASSERT_EQ(0, post_recv(&self->a, 600, RECV_BUF, 64));
+	ASSERT_EQ(0, post_recv(&self->a, 601, RECV_BUF + 64, 64));
+	WAIT_TM(self->b.cqx, c);
+	ASSERT_EQ(IBV_WC_SUCCESS, c.status);
+	EXPECT_EQ(IBV_WC_SEND, c.opcode);
+	EXPECT_EQ(2000u, c.wr_id);
+	RNDV_DATA(self, 1, len);
+	EXPECT_EQ(-1, verify(self->b.buf + TAG_BUF, len, 14));
 	WAIT_WC(self->a.cq, wc);
 	ASSERT_WC(wc, IBV_WC_SUCCESS, IBV_WC_RECV);
 	EXPECT_EQ(600u, wc.wr_id);
-	ASSERT_EQ(sizeof(fin), wc.byte_len);
-	memcpy(&fin, self->a.buf + RECV_BUF, sizeof(fin));
-	EXPECT_EQ(IBV_TMH_FIN, fin.opcode);
-	EXPECT_EQ(0x77u, be64toh(fin.tag));
+	EXPECT_EQ(-1, verify(self->a.buf + RECV_BUF, 64, 15));
+	WAIT_WC(self->a.cq, wc);
+	FIN_AT(self, wc, 601, RECV_BUF + 64, 0x7a);
 }
 
-/* A rendezvous the receiver cannot read is left to software. */
+/*
+ * The same held send queue, and b goes to error instead: the tag whose
+ * data never came completes flushed, after its match, and nothing lands.
+ */
+TEST_F(tm, rndv_flushed)
+{
+	bool send_seen = false, tag_seen = false;
+	struct tmc c;
+
+	if (!self->e.peer)
+		SKIP(return, "on one host the read is made at the match");
+	ASSERT_EQ(0, add_tag(self, 1, 0x7b, ~0ull, 0, 64 * KiB));
+	OP_DONE(self, IBV_WC_TM_ADD, 1001, IBV_WC_SUCCESS);
+	memset(self->b.buf + TAG_BUF, 0xee, 64 * KiB);
+	rvh(&self->a, self->a.mr->rkey, variant->len);
+	ASSERT_EQ(0, post_send1(&self->b, IBV_WR_SEND, 2000, OWN_SRC, 64,
+				IBV_SEND_SIGNALED, NULL, 0, 0));
+	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_RNDV, 0x7b, 8, 32));
+	SENT(self);
+	RNDV_MATCHED(self, 1, 0x7b, 8);
+	ASSERT_EQ(0, to_err(self->b.qp));
+	for (int i = 0; i < 2; i++) {
+		WAIT_TM(self->b.cqx, c);
+		EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, c.status)
+			TH_LOG("wr_id %llu: %s", (unsigned long long)c.wr_id,
+			       ibv_wc_status_str(c.status));
+		if (c.wr_id == 2000) {
+			send_seen = true;
+			continue;
+		}
+		EXPECT_EQ(1u, c.wr_id);
+		EXPECT_EQ(IBV_WC_TM_RECV, c.opcode);
+		tag_seen = true;
+	}
+	EXPECT_TRUE(send_seen && tag_seen);
+	EXPECT_EQ(0, poll_tm(self->b.cqx, &c, QUIET_MS));
+	EXPECT_EQ(-1, all_eq(self->b.buf + TAG_BUF, 64 * KiB, 0xee));
+}
+
+/* A rendezvous header at a's buffer offset @off: TMH, then RVH. */
+static int send_rndv_at(struct ep *a, size_t off, uint64_t tag, uint32_t rkey,
+			uint32_t len)
+{
+	struct ibv_rvh r = { .va = htobe64((uintptr_t)a->buf + RNDV_SRC),
+			     .rkey = htobe32(rkey), .len = htobe32(len) };
+
+	memcpy(a->buf + off + TMH, &r, sizeof(r));
+	return send_tmh(a, off, IBV_TMH_RNDV, tag, 0, 32);
+}
+
+/* An empty rendezvous: matched, "read", completed with no bytes, FIN'd. */
+TEST_F(tm, rndv_empty)
+{
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, post_recv(&self->a, 600, RECV_BUF, 64));
+	ASSERT_EQ(0, add_tag(self, 1, 0x7c, ~0ull, 0, 64 * KiB));
+	OP_DONE(self, IBV_WC_TM_ADD, 1001, IBV_WC_SUCCESS);
+	ASSERT_EQ(0, send_rndv_at(&self->a, 0, 0x7c, self->a.mr->rkey, 0));
+	SENT(self);
+	RNDV_MATCHED(self, 1, 0x7c, 0);
+	RNDV_DATA(self, 1, 0);
+	WAIT_WC(self->a.cq, wc);
+	FIN_AT(self, wc, 600, RECV_BUF, 0x7c);
+}
+
+/*
+ * A rendezvous longer than the tag's buffer is left to software at once,
+ * nothing read (the sender's range is not touched, nor the buffer).
+ */
+TEST_F(tm, rndv_longer_than_buffer)
+{
+	struct tmc c;
+
+	ASSERT_EQ(0, post_recv(&self->a, 600, RECV_BUF, 64));
+	ASSERT_EQ(0, add_tag(self, 1, 0x7d, ~0ull, 0, 4 * KiB));
+	OP_DONE(self, IBV_WC_TM_ADD, 1001, IBV_WC_SUCCESS);
+	memset(self->b.buf + TAG_BUF, 0xee, 64 * KiB);
+	ASSERT_EQ(0, send_rndv_at(&self->a, 0, 0x7d, self->a.mr->rkey,
+				  4 * KiB + 1));
+	SENT(self);
+	RNDV_MATCHED(self, 1, 0x7d, 0);
+	WAIT_TM(self->b.cqx, c);
+	EXPECT_EQ(IBV_WC_TM_RNDV_INCOMPLETE, c.status);
+	EXPECT_EQ(1u, c.wr_id);
+	EXPECT_EQ(-1, all_eq(self->b.buf + TAG_BUF, 64 * KiB, 0xee));
+	ASSERT_QUIET(self->a.cq);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b.qp));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a.qp));
+}
+
+#define RNDV_FLOOD 6	/* more than a QP keeps (SRNIC_WIRE_READS, 4) */
+
+/*
+ * A sender floods rendezvous while b's send queue is held: b keeps a
+ * bounded number for its own READs, and leaves the others to software at
+ * once (RNDV_INCOMPLETE); those it kept are read once the queue moves.
+ */
+TEST_F(tm, rndv_flood_bounded)
+{
+	int matched = 0, incomplete = 0, kept = 0, data = 0, fins = 0;
+	uint32_t len = variant->len;
+	bool left[RNDV_FLOOD] = {};
+	struct ibv_wc wc;
+	struct tmc c;
+
+	if (!self->e.peer)
+		SKIP(return, "on one host the read is made at the match");
+	for (int i = 0; i < RNDV_FLOOD; i++) {
+		ASSERT_EQ(i, add_tag(self, i, 0x90 + i, ~0ull, i, 64 * KiB));
+		OP_DONE(self, IBV_WC_TM_ADD, 1000 + i, IBV_WC_SUCCESS);
+	}
+	fill(self->a.buf + RNDV_SRC, len, 16);
+	ASSERT_EQ(0, post_send1(&self->b, IBV_WR_SEND, 2000, OWN_SRC, 64,
+				IBV_SEND_SIGNALED, NULL, 0, 0));
+	for (int i = 0; i < RNDV_FLOOD; i++)
+		ASSERT_EQ(0, send_rndv_at(&self->a, 64 * (i + 1), 0x90 + i,
+					  self->a.mr->rkey, len));
+	for (int i = 0; i < RNDV_FLOOD; i++)
+		SENT(self);
+	while (matched + incomplete < RNDV_FLOOD + RNDV_FLOOD - 4) {
+		WAIT_TM(self->b.cqx, c);
+		ASSERT_LT(c.wr_id, (uint64_t)RNDV_FLOOD);
+		if (c.wc_flags & IBV_WC_TM_MATCH) {
+			matched++;
+			continue;
+		}
+		EXPECT_EQ(IBV_WC_TM_RNDV_INCOMPLETE, c.status)
+			TH_LOG("wr_id %llu: %s", (unsigned long long)c.wr_id,
+			       ibv_wc_status_str(c.status));
+		left[c.wr_id] = true;
+		incomplete++;
+	}
+	EXPECT_EQ(RNDV_FLOOD, matched);
+	/* The queue moves: b's SEND, then the kept ones, each with its FIN. */
+	for (int i = 0; i <= 4; i++)
+		ASSERT_EQ(0, post_recv(&self->a, 600 + i, RECV_BUF + i * 64, 64));
+	while (kept < 1 + 4) {
+		WAIT_TM(self->b.cqx, c);
+		ASSERT_EQ(IBV_WC_SUCCESS, c.status)
+			TH_LOG("wr_id %llu: %s", (unsigned long long)c.wr_id,
+			       ibv_wc_status_str(c.status));
+		kept++;
+		if (c.opcode == IBV_WC_SEND)
+			continue;
+		ASSERT_LT(c.wr_id, (uint64_t)RNDV_FLOOD);
+		EXPECT_FALSE(left[c.wr_id]);
+		EXPECT_EQ(IBV_WC_TM_DATA_VALID, c.wc_flags & TM_FLAGS);
+		EXPECT_EQ(-1, verify(self->b.buf + TAG_BUF + c.wr_id * 64 * KiB,
+				     len, 16));
+		data++;
+	}
+	EXPECT_EQ(4, data);
+	for (int i = 0; i <= 4; i++) {
+		WAIT_WC(self->a.cq, wc);
+		ASSERT_WC(wc, IBV_WC_SUCCESS, IBV_WC_RECV);
+		fins += wc.byte_len == TMH;
+	}
+	EXPECT_EQ(4, fins);
+}
+
+/*
+ * A rendezvous the receiver cannot read: on one host that is found before
+ * reading, and left to software.  Across the wire it is b's RDMA READ that
+ * a refuses (remote access error), and both QPs go to error as for any.
+ */
 TEST_F(tm, rndv_bad_rkey)
 {
+	struct ibv_wc wc;
 	struct tmc c;
 
 	ASSERT_EQ(0, post_recv(&self->a, 600, RECV_BUF, 64));
@@ -432,13 +753,37 @@ TEST_F(tm, rndv_bad_rkey)
 	memset(self->b.buf + TAG_BUF, 0xee, 64 * KiB);
 	rvh(&self->a, self->a.mr->rkey ^ 0x80, variant->len);
 	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_RNDV, 0x77, 0, 32));
-	SENT(self);
 	WAIT_TM(self->b.cqx, c);
 	EXPECT_EQ(IBV_WC_TM_MATCH, c.wc_flags & TM_FLAGS);
 	WAIT_TM(self->b.cqx, c);
-	EXPECT_EQ(IBV_WC_TM_RNDV_INCOMPLETE, c.status);
 	EXPECT_EQ(1u, c.wr_id);
 	EXPECT_EQ(-1, all_eq(self->b.buf + TAG_BUF, 64 * KiB, 0xee));
+	if (self->e.peer) {
+		EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, c.status)
+			TH_LOG("%s", ibv_wc_status_str(c.status));
+		EXPECT_TRUE(wait_state(self->b.qp, IBV_QPS_ERR, WC_MS));
+		/*
+		 * a: the SEND (acknowledged, but the READ that puts a in
+		 * error may come in the same batch as the ACK, before a's
+		 * requester has completed it: then flushed) and the receive
+		 * for the FIN, flushed: no FIN came.
+		 */
+		for (int i = 0; i < 2; i++) {
+			WAIT_WC(self->a.cq, wc);
+			if (wc.wr_id == 0x77) {
+				EXPECT_TRUE(wc.status == IBV_WC_SUCCESS ||
+					    wc.status == IBV_WC_WR_FLUSH_ERR)
+					TH_LOG("%s", ibv_wc_status_str(wc.status));
+				continue;
+			}
+			EXPECT_EQ(600u, wc.wr_id);
+			EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+		}
+		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->a.qp));
+		return;
+	}
+	SENT(self);
+	EXPECT_EQ(IBV_WC_TM_RNDV_INCOMPLETE, c.status);
 	/* No FIN, and both QPs still work. */
 	ASSERT_QUIET(self->a.cq);
 	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b.qp));
