@@ -620,6 +620,7 @@ struct srnic_rndv {
 	u64 raddr;			/* the RVH: the sender's buffer */
 	u32 rkey, len;
 	struct srnic_wqe_data sge;	/* the tag's buffer, in the SRQ's PD */
+	u8 num_sge;			/* ... or none */
 	u64 wr_id;			/* the tag's recv_wr_id */
 	bool solicited;
 	bool read_done;			/* its data came: the FIN goes */

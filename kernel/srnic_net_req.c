@@ -596,15 +596,14 @@ static u32 srnic_req_resume_from(const struct srnic_wire_qp *w)
 }
 
 /*
- * Whether the piece @m is the one on the wire: false when its WQE was
- * rewritten meanwhile; the outstanding piece is then forgotten, and @m
- * takes its PSNs as a new piece.
+ * The piece at the head, and what went after it, are forgotten and their
+ * PSNs taken back: the next piece takes them (a rewritten WQE's, or what
+ * follows a FIN the peer never took).
  */
-static bool srnic_req_same(struct srnic_wire_qp *w, const struct srnic_msg *m)
+void srnic_net_req_unsend(struct srnic_qp *qp)
 {
-	if (w->out_off == m->off && w->out_op == m->opcode &&
-	    w->out_len == m->plen)
-		return true;
+	struct srnic_wire_qp *w = &qp->w;
+
 	spin_lock(&w->lock);
 	srnic_req_cut(w, 0);
 	w->out = false;
@@ -616,6 +615,19 @@ static bool srnic_req_same(struct srnic_wire_qp *w, const struct srnic_msg *m)
 	if (srnic_psn_diff(w->una, w->psn) > 0)
 		w->una = w->psn;
 	spin_unlock(&w->lock);
+}
+
+/*
+ * Whether the piece @m is the one on the wire: false when its WQE was
+ * rewritten meanwhile; the outstanding piece is then forgotten, and @m
+ * takes its PSNs as a new piece.
+ */
+static bool srnic_req_same(struct srnic_wire_qp *w, const struct srnic_msg *m)
+{
+	if (w->out_off == m->off && w->out_op == m->opcode &&
+	    w->out_len == m->plen)
+		return true;
+	srnic_net_req_unsend(container_of(w, struct srnic_qp, w));
 	return false;
 }
 

@@ -488,6 +488,10 @@ static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
 		w->nak_sent = false;
 		w->rx_kind = 0;
 		w->rd.active = false;
+		/* A rendezvous a reset raced with belongs to no connection. */
+		w->rndv_head = 0;
+		w->rndv_tail = 0;
+		w->rndv_on = false;
 		if (w->res)
 			memset(w->res, 0,
 			       SRNIC_MAX_QP_RD_ATOM * sizeof(*w->res));

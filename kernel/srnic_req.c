@@ -677,8 +677,9 @@ static int srnic_rndv_msg(struct srnic_engine *eng, struct srnic_qp *qp,
  * The rendezvous at the head of @qp's ring, as srnic_send_one() runs a
  * WQE, with its returns: its READ a piece at a time into the tag's buffer,
  * then its FIN.  The READ's outcome is the tag's second completion; an
- * error moves the QP to error, as a READ's does; so does a FIN's (it is a
- * SEND, which the sender's receive queue takes or answers with RNR).
+ * error moves the QP to error, as a READ's does.  The FIN is a SEND: the
+ * sender's receive queue takes it, or answers RNR, retried a bounded number
+ * of times.
  */
 static int srnic_send_rndv(struct srnic_engine *eng, struct srnic_qp *qp,
 			   u64 *bytes)
@@ -693,6 +694,9 @@ static int srnic_send_rndv(struct srnic_engine *eng, struct srnic_qp *qp,
 		qp->in_progress = true;
 		qp->w.rndv_on = true;
 		qp->rnr_left = qp->attr.rnr_retry;
+		/* A FIN the sender never takes must not hold the queue for ever. */
+		if (rv->read_done)
+			qp->rnr_left = min_t(u8, qp->rnr_left, 6);
 		qp->retry_left = qp->attr.retry_cnt;
 	}
 	err = srnic_rndv_msg(eng, qp, rv, &m);
@@ -722,7 +726,15 @@ complete:
 	qp->in_progress = false;
 	qp->msg_off = 0;
 	qp->fault_err = 0;
-	/* A FIN has no completion to say it failed. */
+	/*
+	 * A FIN the sender had no receive WQE for is lost, as on one host,
+	 * and its PSN is the next request's; other failures have no
+	 * completion to report them.
+	 */
+	if (rv->read_done && status == IB_WC_RNR_RETRY_EXC_ERR) {
+		srnic_net_req_unsend(qp);
+		status = IB_WC_SUCCESS;
+	}
 	if (rv->read_done && status != IB_WC_SUCCESS)
 		srnic_qp_event(qp, IB_EVENT_QP_FATAL);
 	srnic_tm_rndv_done(qp, rv, status);

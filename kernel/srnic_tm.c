@@ -251,7 +251,12 @@ static bool srnic_tm_rndv_queue(struct srnic_qp *dst, const struct srnic_tag *t,
 	if (len > buf_len || !dst->attr.max_rd_atomic)
 		return false;
 	spin_lock(&w->lock);
-	if (w->rndv_tail - w->rndv_head >= SRNIC_WIRE_READS) {
+	/*
+	 * Not for a QP that stopped receiving meanwhile: its reset emptied
+	 * the ring (and its next RTR empties it again, after this).
+	 */
+	if (w->rndv_tail - w->rndv_head >= SRNIC_WIRE_READS ||
+	    !srnic_qp_receives(READ_ONCE(dst->state))) {
 		spin_unlock(&w->lock);
 		return false;
 	}
@@ -259,7 +264,8 @@ static bool srnic_tm_rndv_queue(struct srnic_qp *dst, const struct srnic_tag *t,
 	*rv = (struct srnic_rndv){
 		.raddr = get_unaligned_be64(rvh),
 		.rkey = get_unaligned_be32(rvh + 8),
-		.len = len, .sge = t->sge, .wr_id = t->wr_id,
+		.len = len, .sge = t->sge, .num_sge = t->num_sge,
+		.wr_id = t->wr_id,
 		.solicited = m->solicited,
 		.fin = { SRNIC_TMH_FIN },
 	};
@@ -290,7 +296,8 @@ int srnic_tm_rndv_dest(struct srnic_qp *qp, const struct srnic_rndv *rv,
 	struct srnic_srq *srq = to_ssrq(qp->ibqp.srq);
 
 	return srnic_sg_resolve_window(to_sdev(qp->ibqp.device),
-				       to_spd(srq->ibsrq.pd), &rv->sge, 1,
+				       to_spd(srq->ibsrq.pd), &rv->sge,
+				       rv->num_sge,
 				       IB_ACCESS_LOCAL_WRITE, sg, NULL, off,
 				       SRNIC_PIECE);
 }

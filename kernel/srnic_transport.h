@@ -77,8 +77,12 @@ void srnic_loop_batch_end(struct srnic_engine *eng);
 /* srnic_net.c: RoCEv2 packets through the device's netdev. */
 extern const struct srnic_transport srnic_wire;
 
-/* srnic_net_req.c: nothing in flight (a rendezvous's READ may take the PSNs). */
+/*
+ * srnic_net_req.c: nothing in flight (a rendezvous's READ may take the
+ * PSNs); the head forgotten, its PSNs taken back (a FIN lost).
+ */
 bool srnic_net_req_quiet(struct srnic_qp *qp);
+void srnic_net_req_unsend(struct srnic_qp *qp);
 /* srnic_req.c: where a READ's response bytes go, for a transport that places them. */
 int srnic_req_read_dest(struct srnic_engine *eng, struct srnic_qp *qp,
 			u32 idx, u64 off, u32 len, struct srnic_sg *sg);

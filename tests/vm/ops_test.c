@@ -23,16 +23,7 @@ static const char *test_netdev(void)
 
 static long long hw_counter(const char *name)
 {
-	char path[256], *s;
-	long long v;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-		 srnic_test_dev(), name);
-	s = slurp(path);
-	v = s ? atoll(s) : -1;
-	free(s);
-	return v;
+	return dev_counter(srnic_test_dev(), name);
 }
 
 /*

@@ -606,6 +606,40 @@ static inline void check_flushed(struct __test_metadata *_metadata, struct ep *x
 	}
 }
 
+/* ---- port counters ---- */
+
+/* Port counter @name of device @dev (its hw_counters), or -1. */
+static inline long long dev_counter(const char *dev, const char *name)
+{
+	char path[256], *s;
+	long long v;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 dev, name);
+	s = slurp(path);
+	v = s ? atoll(s) : -1;
+	free(s);
+	return v;
+}
+
+/*
+ * dev_counter() once it has reached @want, or its value after a second:
+ * the core keeps what it read for a few milliseconds (the port's
+ * hw_counters/lifespan), so a read soon after another may be stale.
+ */
+static inline long long dev_counter_reaching(const char *dev, const char *name,
+					     long long want)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	long long v = dev_counter(dev, name);
+
+	for (int i = 0; i < 200 && v < want; i++) {
+		nanosleep(&ts, NULL);
+		v = dev_counter(dev, name);
+	}
+	return v;
+}
+
 /* ---- the engine ---- */
 
 /* Whether debugfs "engine" shows the engine announcing NEED_WAKEUP. */

@@ -318,32 +318,12 @@ static int send_pkt(int raw, const struct dgram *d)
 
 static long long counter(const char *name)
 {
-	char path[256], *s;
-	long long v;
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/" W_DEV "/ports/1/hw_counters/%s",
-		 name);
-	s = slurp(path);
-	v = s ? atoll(s) : -1;
-	free(s);
-	return v;
+	return dev_counter(W_DEV, name);
 }
 
-/*
- * Counter @name once it has reached @want, or its value after a second:
- * the core keeps what it read for a few milliseconds (the port's
- * hw_counters/lifespan), so a read soon after another may be stale.
- */
 static long long counter_reaching(const char *name, long long want)
 {
-	struct timespec ts = { 0, 5 * 1000 * 1000 };
-	long long v = counter(name);
-
-	for (int i = 0; i < 200 && v < want; i++) {
-		nanosleep(&ts, NULL);
-		v = counter(name);
-	}
-	return v;
+	return dev_counter_reaching(W_DEV, name, want);
 }
 
 /* The next completion is the sentinel's (fill 0x5e): nothing came before it. */
