@@ -410,11 +410,30 @@ static void rvh(struct ep *a, uint32_t rkey, uint32_t len)
 	EXPECT_EQ((uint64_t)(want_tag), be64toh(__f.tag)); \
 } while (0)
 
+/*
+ * a's SEND completion and the FIN for @want_tag in receive @id (at @off),
+ * in either order: across the wire the FIN may arrive before a's requester
+ * has completed the SEND whose ACK came first.
+ */
+#define SENT_AND_FIN(self, id, off, want_tag) do { \
+	struct ibv_wc __s; \
+	bool __sent = false; \
+	for (int __i = 0; __i < 2; __i++) { \
+		WAIT_WC((self)->a.cq, __s); \
+		if (!__sent && __s.opcode == IBV_WC_SEND) { \
+			ASSERT_WC(__s, IBV_WC_SUCCESS, IBV_WC_SEND); \
+			__sent = true; \
+			continue; \
+		} \
+		FIN_AT(self, __s, id, off, want_tag); \
+	} \
+	EXPECT_TRUE(__sent); \
+} while (0)
+
 /* Rendezvous: matched, read from the sender, then a FIN to the sender. */
 TEST_F(tm, rndv)
 {
 	uint32_t len = variant->len;
-	struct ibv_wc wc;
 
 	ASSERT_EQ(0, post_recv(&self->a, 600, RECV_BUF, 64));
 	ASSERT_EQ(0, add_tag(self, 1, 0x77, ~0ull, 0, 64 * KiB));
@@ -422,12 +441,10 @@ TEST_F(tm, rndv)
 	fill(self->a.buf + RNDV_SRC, len, 11);
 	rvh(&self->a, self->a.mr->rkey, len);
 	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_RNDV, 0x77, 4, 32));
-	SENT(self);
 	RNDV_MATCHED(self, 1, 0x77, 4);
 	RNDV_DATA(self, 1, len);
 	EXPECT_EQ(-1, verify(self->b.buf + TAG_BUF, len, 11));
-	WAIT_WC(self->a.cq, wc);
-	FIN_AT(self, wc, 600, RECV_BUF, 0x77);
+	SENT_AND_FIN(self, 600, RECV_BUF, 0x77);
 }
 
 /*
@@ -438,7 +455,6 @@ TEST_F(tm, rndv)
 TEST_F(tm, rndv_long)
 {
 	uint32_t len = 5 * variant->len, room = RECV_BUF - TAG_BUF;
-	struct ibv_wc wc;
 
 	ASSERT_EQ(0, post_recv(&self->a, 600, RECV_BUF, 64));
 	ASSERT_EQ(0, add_tag(self, 1, 0x78, ~0ull, 0, room));
@@ -447,13 +463,11 @@ TEST_F(tm, rndv_long)
 	fill(self->a.buf + RNDV_SRC, len, 12);
 	rvh(&self->a, self->a.mr->rkey, len);
 	ASSERT_EQ(0, send_tmh(&self->a, 0, IBV_TMH_RNDV, 0x78, 5, 32));
-	SENT(self);
 	RNDV_MATCHED(self, 1, 0x78, 5);
 	RNDV_DATA(self, 1, len);
 	EXPECT_EQ(-1, verify(self->b.buf + TAG_BUF, len, 12));
 	EXPECT_EQ(-1, all_eq(self->b.buf + TAG_BUF + len, room - len, 0xee));
-	WAIT_WC(self->a.cq, wc);
-	FIN_AT(self, wc, 600, RECV_BUF, 0x78);
+	SENT_AND_FIN(self, 600, RECV_BUF, 0x78);
 	ASSERT_QUIET(self->a.cq);
 }
 
@@ -696,17 +710,14 @@ static int send_rndv_at(struct ep *a, size_t off, uint64_t tag, uint32_t rkey,
 /* An empty rendezvous: matched, "read", completed with no bytes, FIN'd. */
 TEST_F(tm, rndv_empty)
 {
-	struct ibv_wc wc;
 
 	ASSERT_EQ(0, post_recv(&self->a, 600, RECV_BUF, 64));
 	ASSERT_EQ(0, add_tag(self, 1, 0x7c, ~0ull, 0, 64 * KiB));
 	OP_DONE(self, IBV_WC_TM_ADD, 1001, IBV_WC_SUCCESS);
 	ASSERT_EQ(0, send_rndv_at(&self->a, 0, 0x7c, self->a.mr->rkey, 0));
-	SENT(self);
 	RNDV_MATCHED(self, 1, 0x7c, 0);
 	RNDV_DATA(self, 1, 0);
-	WAIT_WC(self->a.cq, wc);
-	FIN_AT(self, wc, 600, RECV_BUF, 0x7c);
+	SENT_AND_FIN(self, 600, RECV_BUF, 0x7c);
 }
 
 /*
