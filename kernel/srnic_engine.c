@@ -96,10 +96,10 @@ void srnic_engine_kick(struct srnic_qp *qp)
 
 /*
  * Whether @qp certainly has nothing for the engine: in RTS with no timer
- * pending, no send WQE announced and no rendezvous to read.  Read without the QP's lock, to spare
- * the polling engine its atomics for every idle QP on every scan: a
- * doorbell rung after the read is seen by the next scan, or, if the engine
- * sleeps, by its doorbell call.
+ * pending, no send WQE announced and no rendezvous to read.  Read without
+ * the QP's lock, to spare the polling engine its atomics for every idle QP
+ * on every scan: a doorbell rung after the read is seen by the next scan,
+ * or, if the engine sleeps, by its doorbell call.
  */
 static bool srnic_qp_idle(struct srnic_qp *qp)
 {

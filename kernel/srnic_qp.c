@@ -488,7 +488,10 @@ static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
 		w->nak_sent = false;
 		w->rx_kind = 0;
 		w->rd.active = false;
-		/* A rendezvous a reset raced with belongs to no connection. */
+		/*
+		 * Rendezvous of an earlier connection (one queued as a reset
+		 * raced with it) are no longer: the ring starts empty.
+		 */
 		w->rndv_head = 0;
 		w->rndv_tail = 0;
 		w->rndv_on = false;
@@ -525,11 +528,6 @@ static void srnic_qp_reset(struct srnic_qp *qp)
 	qp->rnr_wait = false;
 	qp->fault_err = 0;
 	qp->last_wqe_sent = false;
-	spin_lock(&qp->w.lock);
-	qp->w.rndv_head = 0;
-	qp->w.rndv_tail = 0;
-	qp->w.rndv_on = false;
-	spin_unlock(&qp->w.lock);
 	spin_lock(&qp->rq_lock);
 	qp->rwqe_held = false;
 	qp->rq_cons = 0;

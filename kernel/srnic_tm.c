@@ -252,8 +252,8 @@ static bool srnic_tm_rndv_queue(struct srnic_qp *dst, const struct srnic_tag *t,
 		return false;
 	spin_lock(&w->lock);
 	/*
-	 * Not for a QP that stopped receiving meanwhile: its reset emptied
-	 * the ring (and its next RTR empties it again, after this).
+	 * Not for a QP that stopped receiving meanwhile (one that raced
+	 * with this is emptied at its next RTR).
 	 */
 	if (w->rndv_tail - w->rndv_head >= SRNIC_WIRE_READS ||
 	    !srnic_qp_receives(READ_ONCE(dst->state))) {
