@@ -650,6 +650,7 @@ struct srnic_wire_qp {
 	u32 out_len;			/* ... its length */
 	u8 out_op;
 	u32 out_idx;			/* ... its WQE's index */
+	bool out_rndv;			/* ... or the rendezvous at @rndv_head */
 	unsigned long out_until;	/* ... when it goes again */
 	u32 sent_from;			/* ... the PSN it last went from */
 	bool resume;			/* ... it goes again from @resume_psn */
@@ -686,8 +687,9 @@ struct srnic_wire_qp {
 	/*
 	 * SRNIC_PIECE bytes each, RC only: stage 0 from RTR, more at RTS
 	 * for max_rd_atomic (@nstages); a READ's, the head's or one ahead.
-	 * READ data go straight to the WQE's buffers; a stage holds only
-	 * what could not be placed as it came (srnic_req_read_place).
+	 * READ data go straight to the WQE's (or tag's) buffers; a stage
+	 * holds only what could not be placed as it came
+	 * (srnic_req_read_place).
 	 */
 	u8 *stage[SRNIC_WIRE_READS];
 	u8 nstages;

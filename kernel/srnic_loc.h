@@ -99,7 +99,7 @@ void srnic_tm_fin(struct srnic_engine *eng, struct srnic_qp *qp, u64 tag);
 void srnic_tm_cqe_match(struct srnic_cqe *cqe, const struct srnic_tm_piece *tm);
 struct srnic_rndv *srnic_tm_rndv_head(struct srnic_qp *qp);
 int srnic_tm_rndv_dest(struct srnic_qp *qp, const struct srnic_rndv *rv,
-		       u64 off, struct srnic_sg *sg);
+		       u64 off, u32 len, struct srnic_sg *sg);
 void srnic_tm_rndv_done(struct srnic_qp *qp, struct srnic_rndv *rv,
 			u8 status);
 void srnic_tm_rndv_flush(struct srnic_qp *qp);

@@ -496,10 +496,10 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 		w->out_len = m->plen;
 		w->out_op = m->opcode;
 		w->out_idx = qp->sq_cons;
+		w->out_rndv = m->rndv;
 		w->rd_next = w->psn;
 		w->rd_bytes = 0;
-		/* A rendezvous READ's data wait for the requester (a tag's buffer). */
-		w->rd_staged = m->rndv ? 0 : m->plen;
+		w->rd_staged = m->plen;
 		/* Nothing is ahead of a piece sent anew: every stage is free. */
 		w->out_stage = 0;
 		w->resume_psn = w->psn;
@@ -724,6 +724,7 @@ static void srnic_req_promote(struct srnic_qp *qp, const struct srnic_msg *m)
 	w->out_len = p->len;
 	w->out_op = p->op;
 	w->out_idx = p->idx;
+	w->out_rndv = false;
 	w->sent_from = p->first;
 	w->resume_psn = p->first;
 	/* A READ or atomic got as far as its responses, whatever ACKs say. */
@@ -1010,22 +1011,35 @@ static bool srnic_req_empty_resp(const struct srnic_wire_qp *w, u8 op, u32 psn,
 }
 
 /*
- * A READ response's payload, byte @at of its piece (WQE @idx, @off in its
- * message): straight into the WQE's buffers, found again for each packet
- * (srnic_req_read_dest), so nothing is held while the peer takes its
- * time.  One that cannot be placed goes to the piece's @stage, and so do
- * the rest of its bytes (*@staged, where the stage begins): the requester
- * copies them at the answer.  Under w->lock, on the QP's engine thread.
+ * Where byte @off of the READ message of WQE @idx goes, or, for @rndv, of
+ * the rendezvous being read (the ring's head: its READ is never sent ahead).
+ */
+static int srnic_req_place_dest(struct srnic_engine *eng, struct srnic_qp *qp,
+				bool rndv, u32 idx, u64 off, u32 len)
+{
+	if (rndv)
+		return srnic_req_rndv_dest(qp, off, len, &eng->local);
+	return srnic_req_read_dest(eng, qp, idx, off, len, &eng->local);
+}
+
+/*
+ * A READ response's payload, byte @at of its piece (WQE @idx or the
+ * rendezvous, @off in its message): straight into the WQE's or tag's
+ * buffers, found again for each packet (srnic_req_place_dest), so nothing
+ * is held while the peer takes its time.  One that cannot be placed goes
+ * to the piece's @stage, and so do the rest of its bytes (*@staged, where
+ * the stage begins): the requester copies them at the answer.  Under
+ * w->lock, on the QP's engine thread.
  */
 static void srnic_req_read_place(struct srnic_engine *eng,
-				 struct srnic_qp *qp, u32 idx, u64 off, u32 at,
-				 u32 *staged, u8 *stage,
+				 struct srnic_qp *qp, bool rndv, u32 idx,
+				 u64 off, u32 at, u32 *staged, u8 *stage,
 				 const struct srnic_pkt *p)
 {
 	if (!p->plen)
 		return;
 	if (at < *staged &&
-	    !srnic_req_read_dest(eng, qp, idx, off + at, p->plen, &eng->local)) {
+	    !srnic_req_place_dest(eng, qp, rndv, idx, off + at, p->plen)) {
 		srnic_sg_init_skb(&eng->wire, p->skb, p->poff, p->plen);
 		srnic_sg_copy(&eng->local, off + at, &eng->wire, 0, p->plen);
 		srnic_sg_release(&eng->local);
@@ -1059,8 +1073,9 @@ static void srnic_req_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	if (!srnic_req_resp_ok(w, p))
 		return;
-	srnic_req_read_place(eng, qp, w->out_idx, w->out_off, w->rd_bytes,
-			     &w->rd_staged, w->stage[w->out_stage], p);
+	srnic_req_read_place(eng, qp, w->out_rndv, w->out_idx, w->out_off,
+			     w->rd_bytes, &w->rd_staged, w->stage[w->out_stage],
+			     p);
 	w->rd_bytes += p->plen;
 	w->rd_next = (w->rd_next + 1) & SRNIC_PSN_MASK;
 	if ((p->flags & SRNIC_OPF_LAST) && w->rd_bytes == w->out_len)
@@ -1098,8 +1113,9 @@ static void srnic_req_resp_ahead(struct srnic_engine *eng,
 		    p->plen > pc->len - pc->rd_bytes ||
 		    pc->stage >= w->nstages || !srnic_req_resp_ok(w, p))
 			return;
-		srnic_req_read_place(eng, qp, pc->idx, pc->off, pc->rd_bytes,
-				     &pc->rd_staged, w->stage[pc->stage], p);
+		srnic_req_read_place(eng, qp, false, pc->idx, pc->off,
+				     pc->rd_bytes, &pc->rd_staged,
+				     w->stage[pc->stage], p);
 		pc->rd_bytes += p->plen;
 		pc->rd_next = (pc->rd_next + 1) & SRNIC_PSN_MASK;
 		srnic_req_acked(w, (pc->first - 1) & SRNIC_PSN_MASK);

@@ -401,6 +401,28 @@ static bool srnic_piece_ahead(struct srnic_dev *sdev, struct srnic_engine *eng,
 }
 
 /*
+ * @r, from resolving a READ response's destination [@off, @off + @len)
+ * into @sg: 0 if the bytes can go there now, else -EAGAIN with nothing
+ * held.
+ */
+static int srnic_req_dest_resolved(struct srnic_sg *sg, u64 off, u32 len,
+				   int r)
+{
+	if (r == -EAGAIN) {
+		/* An ODP page: the answer faults it in, in process context. */
+		srnic_mr_put(sg->fault.mr);
+		sg->fault.mr = NULL;
+	}
+	if (r)
+		return -EAGAIN;
+	if (off > sg->total || len > sg->total - off) {
+		srnic_sg_release(sg);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/*
  * Bytes [@off, @off + @len) of the READ at @idx of @qp's send queue, for
  * its responses as they arrive (a transport that places them directly):
  * the WQE fetched and checked again, as the ring is the user's, and its
@@ -415,28 +437,31 @@ int srnic_req_read_dest(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	const struct srnic_wqe_ctrl *ctrl = eng->wqe;
 	u32 hdr = srnic_qpt_send_hdr(qp->ibqp.qp_type);
-	int r;
 
 	srnic_wqe_fetch(eng, qp, idx);
 	if (!srnic_wqe_ok(qp, ctrl) || ctrl->opcode != IB_UVERBS_WR_RDMA_READ ||
 	    (ctrl->flags & SRNIC_WQE_INLINE))
 		return -EAGAIN;
-	r = srnic_sg_resolve_window(to_sdev(qp->ibqp.device),
-				    to_spd(qp->ibqp.pd), eng->wqe + hdr,
-				    ctrl->num_sge, IB_ACCESS_LOCAL_WRITE, sg,
-				    NULL, off, len);
-	if (r == -EAGAIN) {
-		/* An ODP page: the answer faults it in, in process context. */
-		srnic_mr_put(sg->fault.mr);
-		sg->fault.mr = NULL;
-	}
-	if (r)
+	return srnic_req_dest_resolved(sg, off, len,
+		srnic_sg_resolve_window(to_sdev(qp->ibqp.device),
+					to_spd(qp->ibqp.pd), eng->wqe + hdr,
+					ctrl->num_sge, IB_ACCESS_LOCAL_WRITE,
+					sg, NULL, off, len));
+}
+
+/*
+ * Bytes [@off, @off + @len) of the READ of the rendezvous at the head of
+ * @qp's ring, in its tag's buffer, as srnic_req_read_dest() finds a WQE's.
+ */
+int srnic_req_rndv_dest(struct srnic_qp *qp, u64 off, u32 len,
+			struct srnic_sg *sg)
+{
+	struct srnic_rndv *rv = srnic_tm_rndv_head(qp);
+
+	if (!rv)
 		return -EAGAIN;
-	if (off > sg->total || len > sg->total - off) {
-		srnic_sg_release(sg);
-		return -EAGAIN;
-	}
-	return 0;
+	return srnic_req_dest_resolved(sg, off, len,
+				       srnic_tm_rndv_dest(qp, rv, off, len, sg));
 }
 
 /*
@@ -661,7 +686,8 @@ static int srnic_rndv_msg(struct srnic_engine *eng, struct srnic_qp *qp,
 		m->plen = m->len;
 		return 0;
 	}
-	err = srnic_tm_rndv_dest(qp, rv, qp->msg_off, &eng->local);
+	err = srnic_tm_rndv_dest(qp, rv, qp->msg_off, SRNIC_PIECE,
+				 &eng->local);
 	if (err)
 		return err;
 	m->opcode = IB_UVERBS_WR_RDMA_READ;

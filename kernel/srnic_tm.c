@@ -287,11 +287,11 @@ struct srnic_rndv *srnic_tm_rndv_head(struct srnic_qp *qp)
 }
 
 /*
- * Bytes [@off, @off + SRNIC_PIECE) of the tag's buffer of @rv, resolved for
+ * Bytes [@off, @off + @len) of the tag's buffer of @rv, resolved for
  * writing into @sg, in the SRQ's PD (as the tag was checked when posted).
  */
 int srnic_tm_rndv_dest(struct srnic_qp *qp, const struct srnic_rndv *rv,
-		       u64 off, struct srnic_sg *sg)
+		       u64 off, u32 len, struct srnic_sg *sg)
 {
 	struct srnic_srq *srq = to_ssrq(qp->ibqp.srq);
 
@@ -299,7 +299,7 @@ int srnic_tm_rndv_dest(struct srnic_qp *qp, const struct srnic_rndv *rv,
 				       to_spd(srq->ibsrq.pd), &rv->sge,
 				       rv->num_sge,
 				       IB_ACCESS_LOCAL_WRITE, sg, NULL, off,
-				       SRNIC_PIECE);
+				       len);
 }
 
 /* The tag's second completion: the data, or why not. */

@@ -83,9 +83,14 @@ extern const struct srnic_transport srnic_wire;
  */
 bool srnic_net_req_quiet(struct srnic_qp *qp);
 void srnic_net_req_unsend(struct srnic_qp *qp);
-/* srnic_req.c: where a READ's response bytes go, for a transport that places them. */
+/*
+ * srnic_req.c: where a READ's response bytes go, for a transport that
+ * places them: a WQE's buffers, or a rendezvous's tag's.
+ */
 int srnic_req_read_dest(struct srnic_engine *eng, struct srnic_qp *qp,
 			u32 idx, u64 off, u32 len, struct srnic_sg *sg);
+int srnic_req_rndv_dest(struct srnic_qp *qp, u64 off, u32 len,
+			struct srnic_sg *sg);
 
 /*
  * The responder @dst executes the piece @m of a connected QP's message,

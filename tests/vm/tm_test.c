@@ -447,15 +447,23 @@ TEST_F(tm, rndv)
 	SENT_AND_FIN(self, 600, RECV_BUF, 0x77);
 }
 
+static const char *b_dev(FIXTURE_DATA(tm) *self)
+{
+	return ibv_get_device_name(env_of_peer(&self->e)->ctx->device);
+}
+
 /*
  * A rendezvous five times the variant's length (the large one's of several
  * of the engine's 64 KiB pieces, read by as many READs): every byte in
- * place and none past it, one FIN.
+ * place and none past it, one FIN.  The READ's responses go straight into
+ * the tag's buffer: none is staged to be copied later.
  */
 TEST_F(tm, rndv_long)
 {
 	uint32_t len = 5 * variant->len, room = RECV_BUF - TAG_BUF;
+	long long staged = dev_counter_now(b_dev(self), "rx_read_staged_packets");
 
+	ASSERT_LE(0, staged);
 	ASSERT_EQ(0, post_recv(&self->a, 600, RECV_BUF, 64));
 	ASSERT_EQ(0, add_tag(self, 1, 0x78, ~0ull, 0, room));
 	OP_DONE(self, IBV_WC_TM_ADD, 1001, IBV_WC_SUCCESS);
@@ -467,17 +475,13 @@ TEST_F(tm, rndv_long)
 	RNDV_DATA(self, 1, len);
 	EXPECT_EQ(-1, verify(self->b.buf + TAG_BUF, len, 12));
 	EXPECT_EQ(-1, all_eq(self->b.buf + TAG_BUF + len, room - len, 0xee));
+	EXPECT_EQ(staged, dev_counter_now(b_dev(self), "rx_read_staged_packets"));
 	SENT_AND_FIN(self, 600, RECV_BUF, 0x78);
 	ASSERT_QUIET(self->a.cq);
 }
 
 #define OWN_SENDS 16
 #define OWN_SRC (1536u * KiB)	/* b's own messages to a */
-
-static const char *b_dev(FIXTURE_DATA(tm) *self)
-{
-	return ibv_get_device_name(env_of_peer(&self->e)->ctx->device);
-}
 
 /*
  * Holds b's send queue: a SEND (wr_id 2000) a has no receive for, which

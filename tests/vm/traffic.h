@@ -623,6 +623,26 @@ static inline long long dev_counter(const char *dev, const char *name)
 }
 
 /*
+ * dev_counter() as the device has it now, for a count that must not have
+ * moved: read once the core's copy of an earlier read has expired (the
+ * port's hw_counters/lifespan, in ms, kept in jiffies: 20 ms more covers
+ * any HZ).
+ */
+static inline long long dev_counter_now(const char *dev, const char *name)
+{
+	char path[256], *s;
+	long ms;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/lifespan",
+		 dev);
+	s = slurp(path);
+	ms = s ? atol(s) : 0;
+	free(s);
+	usleep((ms + 20) * 1000);
+	return dev_counter(dev, name);
+}
+
+/*
  * dev_counter() once it has reached @want, or its value after a second:
  * the core keeps what it read for a few milliseconds (the port's
  * hw_counters/lifespan), so a read soon after another may be stale.
