@@ -2099,16 +2099,21 @@ static void child_writer(int fd)
 				       i == 7 ? IBV_SEND_SIGNALED : 0, &b, 0, 0))
 				_exit(4);
 		/* 8 MiB: across the wire on the debug kernel, over 10 s. */
-		if (poll_one(a.cq, &wc, scaled_ms(WC_MS)) != 1 || wc.status)
+		if (poll_one(a.cq, &wc, scaled_ms(WC_MS)) != 1)
 			_exit(5);
+		/* A failed batch: its status, in the exit code. */
+		if (wc.status)
+			_exit(32 + wc.status);
 		if (write(fd, &c, 1) != 1)
 			_exit(6);
 		/* The next batch is in flight when the parent's kill lands. */
 		for (int i = 0; i < 8; i++)
 			post_send1(&a, IBV_WR_RDMA_WRITE, i, 0, MiB,
 				   i == 7 ? IBV_SEND_SIGNALED : 0, &b, 0, 0);
-		if (poll_one(a.cq, &wc, scaled_ms(WC_MS)) != 1 || wc.status)
+		if (poll_one(a.cq, &wc, scaled_ms(WC_MS)) != 1)
 			_exit(7);
+		if (wc.status)
+			_exit(64 + wc.status);
 	}
 }
 
