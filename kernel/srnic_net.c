@@ -813,6 +813,7 @@ const struct srnic_transport srnic_wire = {
 	.ahead_pos = srnic_net_req_ahead_pos,
 	.ahead = srnic_net_req_ahead,
 	.forget = srnic_net_req_forget,
+	.answered = srnic_net_req_answered,
 };
 
 /* ---- the hooks, in every namespace ---- */

@@ -77,6 +77,7 @@ void srnic_net_req_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		      const struct srnic_pkt *p);
 bool srnic_net_req_ahead_pos(struct srnic_qp *qp, u32 *idx, u64 *off);
 void srnic_net_req_forget(struct srnic_qp *qp);
+bool srnic_net_req_answered(struct srnic_qp *qp);
 bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 			 u32 idx, struct srnic_msg *m);
 

@@ -791,6 +791,12 @@ void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
 		srnic_req_answer(eng, qp, m, rep);
 		return;
 	}
+	/* In error, only answers that came are taken: nothing goes. */
+	if (unlikely(READ_ONCE(qp->state) == IB_QPS_ERR)) {
+		rep->r = SRNIC_RESP_PENDING;
+		rep->until = jiffies;
+		return;
+	}
 	srnic_req_send(qp, m);
 	/* UC: gone is done, nothing answers. */
 	if (qp->ibqp.qp_type == IB_QPT_UC) {
@@ -817,6 +823,34 @@ void srnic_net_req_forget(struct srnic_qp *qp)
 	w->resume = false;
 	w->answered = false;
 	spin_unlock(&w->lock);
+}
+
+/*
+ * The transport's answered(): the piece at the send queue's head is the
+ * one on the wire and answered well, or the first sent ahead and known
+ * received (an ACK past it, its responses in).  The WQE's own opcode and
+ * length are checked again when it is taken (srnic_req_same()).
+ */
+bool srnic_net_req_answered(struct srnic_qp *qp)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	struct srnic_wire_piece *p;
+	bool ok = false;
+
+	spin_lock(&w->lock);
+	if (w->out) {
+		ok = !w->out_rndv && w->out_idx == qp->sq_cons &&
+		     w->out_off == qp->msg_off && w->answered &&
+		     w->ans == SRNIC_RESP_OK;
+	} else if (!w->resume && w->ahead_n) {
+		p = srnic_req_ahead_at(w, 0);
+		ok = p->idx == qp->sq_cons && p->off == qp->msg_off &&
+		     (p->answered ? p->ans == SRNIC_RESP_OK :
+		      !srnic_req_is_reply_op(p->op) &&
+		      srnic_psn_diff(w->una, p->last) > 0);
+	}
+	spin_unlock(&w->lock);
+	return ok;
 }
 
 /*

@@ -479,7 +479,7 @@ static void srnic_send_ahead(struct srnic_dev *sdev, struct srnic_engine *eng,
 	bool went;
 
 	/* The loopback has no window: not even the doorbell's line is read. */
-	if (!x->ahead_pos)
+	if (!x->ahead_pos || READ_ONCE(qp->state) != IB_QPS_RTS)
 		return;
 	/* A rendezvous waits for the window to empty: nothing more goes. */
 	if (READ_ONCE(qp->w.rndv_tail) != qp->w.rndv_head)
@@ -657,6 +657,32 @@ complete:
 }
 
 /*
+ * Before a QP's error flushes its send queue, the WQEs whose answers came
+ * (an ACK, READ data, an atomic's value) complete as they went, in order:
+ * the peer has them, and a NIC completes a WQE when its answer arrives.
+ * The answer and the error may reach the engine together.
+ */
+static int srnic_complete_answered(struct srnic_dev *sdev,
+				   struct srnic_engine *eng,
+				   struct srnic_qp *qp)
+{
+	bool (*answered)(struct srnic_qp *qp) = qp->xport->answered;
+	u64 bytes = 0;
+	int done = 0, ret;
+
+	/* Each turn takes a piece's answer, so the window bounds the loop. */
+	while (answered && srnic_qp_has_sq(qp) && answered(qp)) {
+		/* The WQE is read after the answer that named it. */
+		smp_rmb();
+		ret = srnic_send_one(sdev, eng, qp, &bytes);
+		if (ret < 0)
+			break;
+		done += !ret;
+	}
+	return done;
+}
+
+/*
  * Whether the requester's next work is the rendezvous at the head of the
  * QP's own ring (struct srnic_rndv) rather than the WQE at sq_cons: once
  * it has begun, or between WQEs with nothing in flight, so that its
@@ -799,9 +825,10 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 	qp->visits++;
 	state = READ_ONCE(qp->state);
 	if (state == IB_QPS_ERR) {
+		done = srnic_complete_answered(sdev, eng, qp);
 		if (qp->xport->forget)
 			qp->xport->forget(qp);
-		done = srnic_qp_flush(qp);
+		done += srnic_qp_flush(qp);
 		goto out;
 	}
 	/* XRC target QPs have no send queue. */

@@ -65,6 +65,14 @@ struct srnic_transport {
 		      struct srnic_msg *m);
 	/* Optional: the QP is in error; what went ahead is forgotten. */
 	void (*forget)(struct srnic_qp *qp);
+	/*
+	 * Optional: whether the piece at the send queue's head (qp->sq_cons,
+	 * qp->msg_off) has its good answer already: acknowledged, its READ
+	 * data or atomic value in.  A QP gone to error completes such pieces
+	 * before its flush; request() then gives their answers and sends
+	 * nothing.
+	 */
+	bool (*answered)(struct srnic_qp *qp);
 };
 
 /* srnic_loop.c: the internal loopback, to srnic QPs of this host. */

@@ -1752,6 +1752,75 @@ TEST_F(rcw, small_writes_all_ahead)
 	expect_done(_metadata, self, 0, N);
 }
 
+/*
+ * The peer's answer @ans to what srnic sent, then its request @bad that
+ * moves srnic's QP to error, sent while srnic's engine cannot run: both
+ * reach it in one batch.  What the answer acknowledged completes
+ * successfully before the error's flush, in order: the peer has it, as a
+ * NIC completes a WQE when its ACK arrives.  (Flushed once, though
+ * acknowledged.)  Then the NAK for @bad, and the QP in error.
+ */
+static void answer_then_error(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			      const struct rcpkt *ans, int n)
+{
+	struct rcpkt bad = rc_reth(OP_WRITE_ONLY, W_PSN, (uintptr_t)self->x.buf, 0, 64);
+	int sent = 0, pinned = engine_behind_me(W_DEV, 1), back;
+	struct ibv_wc wc;
+
+	bad.len = 64;
+	if (!pinned)
+		sent = !rc_send_pkt(self, ans) + !rc_send_pkt(self, &bad);
+	back = engine_behind_me(W_DEV, 0);
+	ASSERT_EQ(0, pinned);
+	ASSERT_EQ(0, back);
+	ASSERT_EQ(2, sent);
+	for (int i = 0; i < n; i++) {
+		ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
+		EXPECT_EQ(i, wc.wr_id);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("WQE %d: %s", i,
+							    ibv_wc_status_str(wc.status));
+	}
+	expect_ack(_metadata, self, SYN_NAK_ACCESS, W_PSN);
+	EXPECT_TRUE(wait_state(self->x.qp, IBV_QPS_ERR, WC_MS));
+	ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+	EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+}
+
+/* Three WRITEs, one ACK for the last, and the error in one batch. */
+TEST_F(rcw, acked_writes_complete_before_error)
+{
+	const uint8_t ops[] = { OP_WRITE_ONLY, OP_WRITE_ONLY, OP_WRITE_ONLY };
+	struct rcpkt ack = { .opcode = OP_ACK, .psn = W_PSN + 2, .ext_len = 4 };
+
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, i, i * 64, 64));
+	expect_requests(_metadata, self, ops, 3, W_PSN);
+	ack.ext[0] = SYN_ACK | 0x1f;
+	answer_then_error(_metadata, self, &ack, 3);
+}
+
+/* Two WRITEs and a READ, its response (with the READ's data), and the error in one batch. */
+TEST_F(rcw, answered_read_completes_before_error)
+{
+	const uint8_t ops[] = { OP_WRITE_ONLY, OP_WRITE_ONLY, OP_READ_REQ };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu);
+	struct rcpkt rsp = { .opcode = OP_READ_ONLY, .psn = W_PSN + 2, .ext_len = 4,
+			     .len = mtu, .fill = 0x5a };
+
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 0, 0, 64));
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 1, 64, 64));
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 2, 4 * mtu, mtu));
+	expect_requests(_metadata, self, ops, 3, W_PSN);
+	rsp.ext[0] = SYN_ACK | 0x1f;
+	answer_then_error(_metadata, self, &rsp, 3);
+	EXPECT_EQ(-1, all_eq(self->x.buf + 4 * mtu, mtu, 0x5a));
+}
+
 /* The "wire_ahead" of the engine thread @t of W_DEV, or -1. */
 static long long thread_wire_ahead(unsigned int t)
 {
