@@ -1018,19 +1018,33 @@ static void srnic_req_aeth(struct srnic_qp *qp, const struct srnic_pkt *p,
 }
 
 /*
- * A READ response's shape: a packet of the path MTU but the last (each
- * stands for one PSN of the READ's, so a shorter one would move the next
- * PSN expected past the READ's own), and its AETH, where it has one,
- * acknowledges.
+ * A READ response's shape: a packet of the path MTU but the last, which
+ * has at most that (each stands for one PSN of the READ's, so a shorter
+ * or longer one would move the next PSN expected off the READ's own), and
+ * its AETH, where it has one, acknowledges.
  */
 static bool srnic_req_resp_ok(const struct srnic_wire_qp *w,
 			      const struct srnic_pkt *p)
 {
-	if (!(p->flags & SRNIC_OPF_LAST) && p->plen != w->mtu)
+	if (p->plen > w->mtu ||
+	    (!(p->flags & SRNIC_OPF_LAST) && p->plen != w->mtu))
 		return false;
 	return !(p->flags & SRNIC_OPF_AETH) ||
 	       (srnic_aeth_syndrome((const struct srnic_aeth *)p->next) &
 		SRNIC_AETH_KIND) == SRNIC_AETH_ACK;
+}
+
+/*
+ * Whether the READ response @p for the next PSN of a READ with @left bytes
+ * to come has its shape and fits; if not, it is dropped and counted.
+ */
+static bool srnic_req_resp_fits(struct srnic_qp *qp, u32 left,
+				const struct srnic_pkt *p)
+{
+	if (p->plen <= left && srnic_req_resp_ok(&qp->w, p))
+		return true;
+	srnic_count(to_sdev(qp->ibqp.device), SRNIC_PC_RX_DROPPED);
+	return false;
 }
 
 /*
@@ -1103,9 +1117,7 @@ static void srnic_req_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	}
 	if (w->out_op != IB_UVERBS_WR_RDMA_READ || p->psn != w->rd_next ||
-	    p->plen > w->out_len - w->rd_bytes)
-		return;
-	if (!srnic_req_resp_ok(w, p))
+	    !srnic_req_resp_fits(qp, w->out_len - w->rd_bytes, p))
 		return;
 	srnic_req_read_place(eng, qp, w->out_rndv, w->out_idx, w->out_off,
 			     w->rd_bytes, &w->rd_staged, w->stage[w->out_stage],
@@ -1144,8 +1156,8 @@ static void srnic_req_resp_ahead(struct srnic_engine *eng,
 			return;
 	} else {
 		if (pc->op != IB_UVERBS_WR_RDMA_READ || p->psn != pc->rd_next ||
-		    p->plen > pc->len - pc->rd_bytes ||
-		    pc->stage >= w->nstages || !srnic_req_resp_ok(w, p))
+		    pc->stage >= w->nstages ||
+		    !srnic_req_resp_fits(qp, pc->len - pc->rd_bytes, p))
 			return;
 		srnic_req_read_place(eng, qp, false, pc->idx, pc->off,
 				     pc->rd_bytes, &pc->rd_staged,

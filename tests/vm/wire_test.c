@@ -1328,6 +1328,112 @@ TEST_F(rcw, tm_first_packet_again_matches_once)
 	tmq_destroy(&t);
 }
 
+/* The peer's READ response @op for @psn to the TM QP: @len bytes of @fill, AETH syndrome @syn. */
+static void tmq_read_resp(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			  struct tmq *t, uint8_t op, uint32_t psn, uint32_t len, uint8_t fill,
+			  uint8_t syn)
+{
+	struct rcpkt r = { .opcode = op, .psn = psn, .ext_len = op == OP_READ_MIDDLE ? 0 : 4,
+			   .len = len, .fill = fill };
+
+	r.ext[0] = syn;
+	ASSERT_EQ(0, rc_send_to(self, &r, t->q.qp->qp_num));
+}
+
+/*
+ * A rendezvous from the hostile peer (tag 9, @len bytes at its 0x20000
+ * under rkey 0x4321): acknowledged, matched, and read by srnic's TM QP,
+ * whose READ REQUEST names the RVH's range.
+ */
+static void tmq_rndv(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+		     struct tmq *t, uint32_t len)
+{
+	struct {
+		struct ibv_tmh h;
+		struct ibv_rvh v;
+	} hv = { .h = { .opcode = IBV_TMH_RNDV, .tag = htobe64(9) },
+		 .v = { .va = htobe64(0x20000), .rkey = htonl(0x4321), .len = htonl(len) } };
+	struct rcpkt r = rc_send(W_PSN, sizeof(hv), 0);
+	int acked = 0, read = 0;
+	struct answer a;
+	struct ibv_wc wc;
+
+	r.head = &hv;
+	r.head_len = sizeof(hv);
+	ASSERT_EQ(0, rc_send_to(self, &r, t->q.qp->qp_num));
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("answer %d", i);
+		EXPECT_EQ(W_PSN, a.psn);
+		if (a.op == OP_ACK) {
+			acked++;
+		} else {
+			ASSERT_EQ(OP_READ_REQ, a.op);
+			EXPECT_EQ(0x20000, be64toh(*(uint64_t *)a.payload));
+			EXPECT_EQ(0x4321, ntohl(*(uint32_t *)(a.payload + 8)));
+			EXPECT_EQ(len, ntohl(*(uint32_t *)(a.payload + 12)));
+			read++;
+		}
+	}
+	EXPECT_EQ(1, acked);
+	EXPECT_EQ(1, read);
+	ASSERT_EQ(1, poll_one(t->q.cq, &wc, WC_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_EQ(IBV_WC_TM_MATCH, wc.wc_flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID));
+}
+
+/*
+ * The READ of a rendezvous from the hostile peer takes only responses of
+ * its own PSNs and shape, into the tag's buffer and within the RVH's
+ * length: one longer than the path MTU, one for another PSN, one whose
+ * AETH is a NAK, a LAST with more than is left, and any after the
+ * rendezvous is done place nothing (the malformed ones, for its PSNs,
+ * counted as dropped).  The right ones complete it (every
+ * byte in place, none past it); then the FIN goes to the peer.
+ */
+TEST_F(rcw, tm_rndv_forged_read_responses)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), len = mtu + 100;
+	long long dropped = dev_counter_now(W_DEV, "rx_dropped");
+	struct tmq t = {};
+	struct answer a;
+	struct ibv_wc wc;
+
+	tmq_make(_metadata, self, &t);
+	tmq_tag(_metadata, &t, 1, 9, 0, 64 * KiB);
+	memset(t.q.buf, 0xee, 64 * KiB + 4096);
+	tmq_rndv(_metadata, self, &t, len);
+	tmq_read_resp(_metadata, self, &t, OP_READ_ONLY, W_PSN, len, 0x11, SYN_ACK | 0x1f);
+	tmq_read_resp(_metadata, self, &t, OP_READ_FIRST, W_PSN + 1, mtu, 0x11, SYN_ACK | 0x1f);
+	tmq_read_resp(_metadata, self, &t, OP_READ_FIRST, W_PSN, mtu, 0x11, SYN_NAK_ACCESS);
+	tmq_read_resp(_metadata, self, &t, OP_READ_FIRST, W_PSN, mtu, 0x5a, SYN_ACK | 0x1f);
+	tmq_read_resp(_metadata, self, &t, OP_READ_LAST, W_PSN + 1, 200, 0x11, SYN_ACK | 0x1f);
+	EXPECT_EQ(0, poll_one(t.q.cq, &wc, QUIET_MS));
+	EXPECT_EQ(-1, all_eq(t.q.buf + mtu, 64 * KiB, 0xee));
+	EXPECT_EQ(dropped + 3, dev_counter_now(W_DEV, "rx_dropped"));
+	tmq_read_resp(_metadata, self, &t, OP_READ_LAST, W_PSN + 1, 100, 0x5a, SYN_ACK | 0x1f);
+	ASSERT_EQ(1, poll_one(t.q.cq, &wc, WC_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_EQ(IBV_WC_TM_DATA_VALID, wc.wc_flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID));
+	EXPECT_EQ(len, wc.byte_len);
+	EXPECT_EQ(-1, all_eq(t.q.buf, len, 0x5a));
+	EXPECT_EQ(-1, all_eq(t.q.buf + len, 64 * KiB, 0xee));
+	/* The FIN, a SEND with the next PSN. */
+	ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS));
+	EXPECT_EQ(OP_SEND_ONLY, a.op);
+	EXPECT_EQ(W_PSN + 2, a.psn);
+	/* The same responses again, and one for the FIN's PSN: nothing moves. */
+	tmq_read_resp(_metadata, self, &t, OP_READ_LAST, W_PSN + 1, 100, 0x11, SYN_ACK | 0x1f);
+	tmq_read_resp(_metadata, self, &t, OP_READ_ONLY, W_PSN + 2, 64, 0x11, SYN_ACK | 0x1f);
+	EXPECT_EQ(0, poll_one(t.q.cq, &wc, QUIET_MS));
+	EXPECT_EQ(-1, all_eq(t.q.buf, len, 0x5a));
+	EXPECT_EQ(-1, all_eq(t.q.buf + len, 64 * KiB, 0xee));
+	EXPECT_EQ(dropped + 3, dev_counter_now(W_DEV, "rx_dropped"));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(t.q.qp));
+	tmq_destroy(&t);
+}
+
 /* The bytes of srnic's buffer that READs fetch: each from its offset. */
 static uint8_t rd_byte(size_t off)
 {
@@ -2032,6 +2138,32 @@ TEST_F(rcw, short_read_responses_dropped)
 	peer_read_resp(_metadata, self, OP_READ_LAST, psn + 1, mtu, 0x5a);
 	expect_done(_metadata, self, 1, 1);
 	EXPECT_EQ(-1, all_eq(self->x.buf, 2 * mtu, 0x5a));
+}
+
+/*
+ * A READ response longer than the path MTU (a READ of one MTU and a bit
+ * answered by one ONLY packet, or by a LAST that brings the rest at once)
+ * is malformed: each response packet is one PSN of the READ's, of at most
+ * the path MTU.  Dropped, nothing placed; the right ones then complete it.
+ */
+TEST_F(rcw, read_responses_over_the_mtu_dropped)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN, len = 2 * mtu + 100;
+	long long dropped = dev_counter_now(W_DEV, "rx_dropped");
+	struct ibv_wc wc;
+
+	rc_read_posted(_metadata, self, len);
+	peer_read_resp(_metadata, self, OP_READ_ONLY, psn, mtu + 100, 0x11);
+	peer_read_resp(_metadata, self, OP_READ_FIRST, psn, mtu, 0x5a);
+	peer_read_resp(_metadata, self, OP_READ_LAST, psn + 1, mtu + 100, 0x11);
+	expect_no_answer(_metadata, self);
+	EXPECT_EQ(0, poll_one(self->x.cq, &wc, 0));
+	EXPECT_EQ(-1, all_eq(self->x.buf + mtu, len - mtu, 0xee));
+	EXPECT_EQ(dropped + 2, dev_counter_now(W_DEV, "rx_dropped"));
+	peer_read_resp(_metadata, self, OP_READ_MIDDLE, psn + 1, mtu, 0x5a);
+	peer_read_resp(_metadata, self, OP_READ_LAST, psn + 2, 100, 0x5a);
+	expect_done(_metadata, self, 1, 1);
+	EXPECT_EQ(-1, all_eq(self->x.buf, len, 0x5a));
 }
 
 /* ---- READ responses placed as they come ---- */
