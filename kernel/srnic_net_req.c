@@ -855,8 +855,10 @@ bool srnic_net_req_answered(struct srnic_qp *qp)
 
 /*
  * Whether nothing of @qp's is on the wire: no piece waits for an answer or
- * goes again, none went ahead.  A rendezvous's READ or FIN takes the next
- * PSNs only then.
+ * goes again, none went ahead, and the pieces go-back-N forgot went again
+ * (@psn is back at @psn_top).  A rendezvous's READ or FIN takes the next
+ * PSNs only then: with a PSN the responder already had, a READ is a
+ * duplicate it asked nothing for, dropped unanswered every time.
  */
 bool srnic_net_req_quiet(struct srnic_qp *qp)
 {
@@ -864,7 +866,7 @@ bool srnic_net_req_quiet(struct srnic_qp *qp)
 	bool quiet;
 
 	spin_lock(&w->lock);
-	quiet = !w->out && !w->resume && !w->ahead_n;
+	quiet = !w->out && !w->resume && !w->ahead_n && w->psn == w->psn_top;
 	spin_unlock(&w->lock);
 	return quiet;
 }

@@ -1171,6 +1171,7 @@ struct tmq {
 	struct ibv_srq *srq;
 	struct ep q;
 	struct ibv_tmh tmh;
+	uint8_t timeout;		/* the QP's Local ACK Timeout; 0: 20 */
 };
 
 static void tmq_make(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
@@ -1188,7 +1189,7 @@ static void tmq_make(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
 	ASSERT_NE(NULL, t->srq) TH_LOG("TM SRQ: %s", strerror(errno));
 	o.srq = t->srq;
 	o.buf_len = 2 * MiB;
-	o.timeout = 20;
+	o.timeout = t->timeout ? t->timeout : 20;
 	ASSERT_EQ(0, ep_create(&self->e, &o, &t->q));
 	t->q.dgid = &peer;
 	ASSERT_EQ(0, ep_connect(&t->q, W_PQPN + 1));
@@ -1340,13 +1341,9 @@ static void tmq_read_resp(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *
 	ASSERT_EQ(0, rc_send_to(self, &r, t->q.qp->qp_num));
 }
 
-/*
- * A rendezvous from the hostile peer (tag 9, @len bytes at its 0x20000
- * under rkey 0x4321): acknowledged, matched, and read by srnic's TM QP,
- * whose READ REQUEST names the RVH's range.
- */
-static void tmq_rndv(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
-		     struct tmq *t, uint32_t len)
+/* The hostile peer's rendezvous: tag 9, @len bytes at its 0x20000 under rkey 0x4321. */
+static void tmq_rndv_send(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			  struct tmq *t, uint32_t len)
 {
 	struct {
 		struct ibv_tmh h;
@@ -1354,23 +1351,40 @@ static void tmq_rndv(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
 	} hv = { .h = { .opcode = IBV_TMH_RNDV, .tag = htobe64(9) },
 		 .v = { .va = htobe64(0x20000), .rkey = htonl(0x4321), .len = htonl(len) } };
 	struct rcpkt r = rc_send(W_PSN, sizeof(hv), 0);
-	int acked = 0, read = 0;
-	struct answer a;
-	struct ibv_wc wc;
 
 	r.head = &hv;
 	r.head_len = sizeof(hv);
 	ASSERT_EQ(0, rc_send_to(self, &r, t->q.qp->qp_num));
+}
+
+/* Whether @a is the READ REQUEST of tmq_rndv_send()'s range. */
+static int tmq_rndv_read(const struct answer *a, uint32_t len)
+{
+	return a->op == OP_READ_REQ && be64toh(*(uint64_t *)a->payload) == 0x20000 &&
+	       ntohl(*(uint32_t *)(a->payload + 8)) == 0x4321 &&
+	       ntohl(*(uint32_t *)(a->payload + 12)) == len;
+}
+
+/*
+ * A rendezvous from the hostile peer (tmq_rndv_send): acknowledged,
+ * matched, and read by srnic's TM QP, whose READ REQUEST names the RVH's
+ * range.
+ */
+static void tmq_rndv(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+		     struct tmq *t, uint32_t len)
+{
+	int acked = 0, read = 0;
+	struct answer a;
+	struct ibv_wc wc;
+
+	tmq_rndv_send(_metadata, self, t, len);
 	for (int i = 0; i < 2; i++) {
 		ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("answer %d", i);
 		EXPECT_EQ(W_PSN, a.psn);
 		if (a.op == OP_ACK) {
 			acked++;
 		} else {
-			ASSERT_EQ(OP_READ_REQ, a.op);
-			EXPECT_EQ(0x20000, be64toh(*(uint64_t *)a.payload));
-			EXPECT_EQ(0x4321, ntohl(*(uint32_t *)(a.payload + 8)));
-			EXPECT_EQ(len, ntohl(*(uint32_t *)(a.payload + 12)));
+			ASSERT_TRUE(tmq_rndv_read(&a, len)) TH_LOG("op 0x%x", a.op);
 			read++;
 		}
 	}
@@ -1729,6 +1743,13 @@ static void peer_answer(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *se
 	ASSERT_EQ(0, rc_send_pkt(self, &r));
 }
 
+/* The peer's ACKNOWLEDGE for @psn to the TM QP. */
+static void peer_tm_ack(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			struct tmq *t, uint32_t psn)
+{
+	tmq_read_resp(_metadata, self, t, OP_ACK, psn, 0, 0, SYN_ACK | 0x1f);
+}
+
 /* The peer's READ RESPONSE @op for @psn: @len bytes of @fill (an AETH but in MIDDLE). */
 static void peer_read_resp(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
 			   uint8_t op, uint32_t psn, uint32_t len, uint8_t fill)
@@ -1925,6 +1946,76 @@ TEST_F(rcw, answered_read_completes_before_error)
 	rsp.ext[0] = SYN_ACK | 0x1f;
 	answer_then_error(_metadata, self, &rsp, 3);
 	EXPECT_EQ(-1, all_eq(self->x.buf + 4 * mtu, mtu, 0x5a));
+}
+
+/*
+ * Three SENDs went ahead, then the peer's rendezvous came: nothing more
+ * goes ahead, and its READ waits for the SENDs' answers.  The first
+ * SEND's timer runs out: go-back-N forgets the two after it, which the
+ * peer has, and one ACK for all three answers the copy.  The two go
+ * again with their own PSNs before the READ, which takes the PSN after
+ * theirs: with one the peer had, it would be a duplicate READ a
+ * responder answers nothing to (it asked for none there), sent again
+ * until its retries ran out.
+ */
+TEST_F(rcw, tm_rndv_read_after_sends_gone_again)
+{
+	const uint8_t ops[] = { OP_SEND_ONLY, OP_SEND_ONLY, OP_SEND_ONLY };
+	struct tmq t = { .timeout = 14 };
+	int acks = 0, again = 0, sends = 0, match = 0, valid = 0;
+	uint32_t read_psn = 0;
+	struct answer a;
+	struct ibv_wc wc;
+
+	tmq_make(_metadata, self, &t);
+	tmq_tag(_metadata, &t, 1, 9, 0, 64 * KiB);
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(0, post_rdma(&t.q, IBV_WR_SEND, 10 + i, MiB + i * 64, 64));
+	expect_requests(_metadata, self, ops, 3, W_PSN);
+	tmq_rndv_send(_metadata, self, &t, 64);
+	/* Copies of the SENDs are answered as a responder that has all three answers them. */
+	for (int i = 0; i < 16 && !read_psn; i++) {
+		ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("answer %d", i);
+		if (a.op == OP_ACK) {
+			EXPECT_EQ(W_PSN, a.psn);
+			acks++;
+		} else if (a.op == OP_SEND_ONLY) {
+			EXPECT_LE(W_PSN, a.psn);
+			EXPECT_GE(W_PSN + 2, a.psn);
+			again++;
+			peer_tm_ack(_metadata, self, &t, W_PSN + 2);
+		} else {
+			ASSERT_TRUE(tmq_rndv_read(&a, 64)) TH_LOG("op 0x%x", a.op);
+			read_psn = a.psn;
+		}
+	}
+	EXPECT_EQ(1, acks);
+	EXPECT_LE(1, again);
+	EXPECT_EQ(W_PSN + 3, read_psn);
+	tmq_read_resp(_metadata, self, &t, OP_READ_ONLY, read_psn, 64, 0x5a, SYN_ACK | 0x1f);
+	ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS));
+	EXPECT_EQ(OP_SEND_ONLY, a.op);
+	EXPECT_EQ(read_psn + 1, a.psn);
+	/* Each SEND once and successful, in order; the tag's match, then its data. */
+	for (int i = 0; i < 5; i++) {
+		ASSERT_EQ(1, poll_one(t.q.cq, &wc, WC_MS)) TH_LOG("completion %d", i);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("wr_id %llu: %s",
+			(unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+		if (wc.opcode == IBV_WC_SEND) {
+			EXPECT_EQ(10 + sends, wc.wr_id);
+			sends++;
+		} else {
+			EXPECT_EQ(1, wc.wr_id);
+			match += !!(wc.wc_flags & IBV_WC_TM_MATCH);
+			valid += !!(wc.wc_flags & IBV_WC_TM_DATA_VALID);
+		}
+	}
+	EXPECT_EQ(3, sends);
+	EXPECT_EQ(1, match);
+	EXPECT_EQ(1, valid);
+	EXPECT_EQ(-1, all_eq(t.q.buf, 64, 0x5a));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(t.q.qp));
+	tmq_destroy(&t);
 }
 
 /* The "wire_ahead" of the engine thread @t of W_DEV, or -1. */
