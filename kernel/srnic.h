@@ -731,7 +731,6 @@ struct srnic_wire_qp {
 	 */
 	struct srnic_wire_read {
 		bool active;
-		bool dup;		/* ... answered again: no new PSNs */
 		u32 psn;		/* ... of its first response */
 		u64 va;
 		u32 rkey;

@@ -338,6 +338,18 @@ static bool srnic_net_hold(struct srnic_qp *qp, struct sk_buff *skb)
 }
 
 /*
+ * A READ asked again while another's responses go out: answered at once,
+ * in place of that READ (srnic_net_resp_read_again); what was held is
+ * dropped, the requester sends it again.
+ */
+static void srnic_net_resp_again(struct srnic_engine *eng, struct srnic_qp *qp,
+				 const struct srnic_pkt *p)
+{
+	skb_queue_purge(&qp->w.held);
+	srnic_net_resp_rx(eng, qp, p);
+}
+
+/*
  * The QP type a connected packet is for: its service's, and for XRC the
  * target of a request, the initiator of an answer.
  */
@@ -380,6 +392,8 @@ static int srnic_net_recv_connected(struct srnic_engine *eng,
 		srnic_net_req_rx(eng, qp, p);
 	else if (!qp->w.rd.active)
 		srnic_net_resp_rx(eng, qp, p);
+	else if (srnic_net_resp_read_again(qp, p))
+		srnic_net_resp_again(eng, qp, p);
 	else
 		ret = srnic_net_hold(qp, skb) ? 1 : -1;
 	srnic_qp_put(qp);

@@ -84,6 +84,8 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 /* srnic_net_resp.c: the responder's side */
 bool srnic_net_resp_read_next(struct srnic_engine *eng, struct srnic_qp *qp);
 bool srnic_net_resp_read_waits(struct srnic_qp *qp, unsigned long *timer);
+bool srnic_net_resp_read_again(const struct srnic_qp *qp,
+			       const struct srnic_pkt *p);
 /* The success ACK the batch held back (srnic_net_resp.c), sent. */
 void srnic_net_ack_flush(struct srnic_engine *eng);
 void srnic_net_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp,

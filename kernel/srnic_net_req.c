@@ -1101,6 +1101,20 @@ static void srnic_req_read_place(struct srnic_engine *eng,
 }
 
 /*
+ * The head's READ got its next response: its timer starts again, as on
+ * an answer (rxe restarts its timer on every response).  A READ whose
+ * responses take longer than a timeout to come, a packet at a time from a
+ * slow responder, is not asked for again while they flow.
+ */
+static void srnic_req_progress(struct srnic_qp *qp)
+{
+	struct srnic_wire_qp *w = &qp->w;
+
+	w->out_until = jiffies + srnic_req_timeout(qp, w->backoff);
+	w->expired = false;
+}
+
+/*
  * A READ response packet: its payload placed, in PSN order (a gap
  * leaves the rest to the timer, which asks again).  Its last packet
  * answers the piece if every byte came.  An empty one answers an ATOMIC
@@ -1128,6 +1142,8 @@ static void srnic_req_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 	w->rd_next = (w->rd_next + 1) & SRNIC_PSN_MASK;
 	if ((p->flags & SRNIC_OPF_LAST) && w->rd_bytes == w->out_len)
 		srnic_req_answered(qp, SRNIC_RESP_OK);
+	else
+		srnic_req_progress(qp);
 }
 
 /*

@@ -398,24 +398,57 @@ srnic_wresp_kept(const struct srnic_wire_qp *w, u32 psn, bool read)
 	return NULL;
 }
 
+/* What the READ REQUEST @p asks for. */
+static struct srnic_wire_read srnic_wresp_read_asked(const struct srnic_pkt *p)
+{
+	const struct srnic_reth *reth = (const void *)p->next;
+
+	return (struct srnic_wire_read){
+		.psn = p->psn,
+		.va = be64_to_cpu(reth->va),
+		.rkey = be32_to_cpu(reth->rkey),
+		.len = be32_to_cpu(reth->len),
+		.srqn = p->xrc_srqn,
+	};
+}
+
 /*
- * Whether the duplicate READ @rd asks for what a kept READ asked, from
+ * Whether the duplicate READ @p asks for what a kept READ asked, from
  * one of its response PSNs on: the requester asking again for what it
  * lacks.  Nothing else is answered again: a peer's one packet may not
  * have the responder read and send what no READ asked for.
  */
 static bool srnic_wresp_read_dup_ok(const struct srnic_wire_qp *w,
-				   const struct srnic_wire_read *rd)
+				   const struct srnic_pkt *p)
 {
-	const struct srnic_wire_res *res = srnic_wresp_kept(w, rd->psn, true);
+	const struct srnic_wire_read rd = srnic_wresp_read_asked(p);
+	const struct srnic_wire_res *res = srnic_wresp_kept(w, rd.psn, true);
 	u64 skip;
 
-	if (!res || rd->rkey != res->rkey)
+	if (!res || rd.rkey != res->rkey)
 		return false;
 	/* Within the kept READ, should the MTU have changed since (a new AV). */
-	skip = (u64)srnic_psn_diff(rd->psn, res->psn) * w->mtu;
-	return skip <= res->len && rd->va == res->va + skip &&
-	       rd->len <= res->len - skip;
+	skip = (u64)srnic_psn_diff(rd.psn, res->psn) * w->mtu;
+	return skip <= res->len && rd.va == res->va + skip &&
+	       rd.len <= res->len - skip;
+}
+
+/*
+ * Whether @p, come while a READ's responses go out, asks again for a
+ * kept READ: its requester went back to it (go-back-N), after a timeout
+ * or a gap in the responses.  It will send again all it sent after that
+ * READ, so the rest of the READ going out and the requests held behind
+ * it would only be answered twice, and before what it now waits for:
+ * the answer it asks for comes first (a requester slower than its
+ * timeout would otherwise ask again and again, each copy queued behind
+ * the last, until its retries ran out).
+ */
+bool srnic_net_resp_read_again(const struct srnic_qp *qp,
+			       const struct srnic_pkt *p)
+{
+	return p->op == SRNIC_OP_READ_REQUEST &&
+	       srnic_psn_diff(p->psn, qp->w.epsn) < 0 &&
+	       srnic_wresp_read_dup_ok(&qp->w, p);
 }
 
 /*
@@ -428,22 +461,15 @@ static bool srnic_wresp_read_dup_ok(const struct srnic_wire_qp *w,
 static void srnic_wresp_read(struct srnic_engine *eng, struct srnic_qp *qp,
 			    const struct srnic_pkt *p, bool dup)
 {
-	const struct srnic_reth *reth = (const void *)p->next;
 	struct srnic_wire_qp *w = &qp->w;
 	struct srnic_wire_read *rd = &w->rd;
 	enum srnic_resp r;
 	u32 npsn;
 
-	*rd = (struct srnic_wire_read){
-		.psn = p->psn,
-		.va = be64_to_cpu(reth->va),
-		.rkey = be32_to_cpu(reth->rkey),
-		.len = be32_to_cpu(reth->len),
-		.msn = dup ? w->msn : (w->msn + 1) & SRNIC_MSN_MASK,
-		.srqn = p->xrc_srqn,
-	};
-	if (dup && !srnic_wresp_read_dup_ok(w, rd))
+	if (dup && !srnic_wresp_read_dup_ok(w, p))
 		return;
+	*rd = srnic_wresp_read_asked(p);
+	rd->msn = dup ? w->msn : (w->msn + 1) & SRNIC_MSN_MASK;
 	/* Longer than a message may be: its PSNs would pass half the space. */
 	if (rd->len > SRNIC_MAX_MSG_SIZE) {
 		srnic_wresp_refuse(eng, qp, p, SRNIC_RESP_NAK_INV);

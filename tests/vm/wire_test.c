@@ -1654,6 +1654,78 @@ TEST_F(rcw, duplicate_read_after_mtu_change)
 	expect_ack(_metadata, self, SYN_ACK, W_PSN + 4);
 }
 
+/*
+ * A duplicate READ while another READ's responses go out: the requester
+ * went back to it (go-back-N), so it is answered at once, in place of the
+ * rest of the READ going out, and the requests held behind that READ are
+ * dropped: their copies, which the requester sends after the duplicate,
+ * are answered once.  (Queued behind the READ, the duplicate's answer came
+ * seconds late on the debug kernel, after the requester's timer had asked
+ * again and again.)  The netdev's queue is slow (16 packets at 8 Mbit/s,
+ * the READ 9 s long), so the READ is still going out when the duplicate
+ * comes, whatever the machine's speed.
+ */
+TEST_F(rcw, duplicate_read_replaces_the_one_going_out)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), n1 = 8 * MiB / mtu, n2 = 4;
+	uint32_t tail = n1 - 4, before = 0, again = 0, second = 0, bad = 0;
+	uint64_t va = (uintptr_t)self->x.buf;
+	uint32_t rkey = self->x.mr->rkey;
+	struct rcpkt r1 = rc_reth(OP_READ_REQ, W_PSN, va, rkey, n1 * mtu);
+	struct rcpkt r2 = rc_reth(OP_READ_REQ, W_PSN + n1, va + (size_t)n1 * mtu, rkey,
+				  n2 * mtu);
+	struct rcpkt dup = rc_reth(OP_READ_REQ, W_PSN + tail, va + (size_t)tail * mtu, rkey,
+				   (n1 - tail) * mtu);
+	struct rcpkt sentinel = rc_send(W_PSN + n1 + n2, 16, 0x21);
+	static struct answer a;
+
+	for (size_t i = 0; i < (size_t)(n1 + n2) * mtu; i++)
+		self->x.buf[i] = rd_byte(i);
+	ASSERT_EQ(0, sh("tc qdisc replace dev " W_VETH "0 root netem rate 8mbit limit 16"));
+	ASSERT_EQ(0, rc_send_pkt(self, &r1));
+	ASSERT_EQ(0, rc_send_pkt(self, &r2));
+	ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS));
+	ASSERT_EQ(OP_READ_FIRST, a.op);
+	before++;
+	/* The requester goes back to the READ's last packets, then sends on. */
+	ASSERT_EQ(0, rc_send_pkt(self, &dup));
+	ASSERT_EQ(0, rc_send_pkt(self, &r2));
+	ASSERT_EQ(0, rc_send_pkt(self, &sentinel));
+	for (int quiet = 0; quiet < 10;) {
+		uint32_t d;
+
+		if (next_answer(self->ans, &a, 1000)) {
+			/* Its ACK met the full queue: the SEND again, as a requester would. */
+			ASSERT_EQ(0, rc_send_pkt(self, &sentinel));
+			quiet++;
+			continue;
+		}
+		if (a.op == OP_ACK)
+			break;
+		d = (a.psn - W_PSN) & 0xffffff;
+		if (a.op < OP_READ_FIRST || a.op > OP_READ_ONLY || a.plen != mtu ||
+		    d >= n1 + n2) {
+			bad++;
+			continue;
+		}
+		for (uint32_t j = 0; j < a.plen; j++)
+			bad += a.payload[j] != rd_byte((size_t)d * mtu + j);
+		before += d < tail;
+		again += d >= tail && d < n1;
+		second += d >= n1;
+	}
+	sh("tc qdisc del dev " W_VETH "0 root");
+	TH_LOG("%u of the READ's %u responses went before the duplicate's", before, n1);
+	EXPECT_EQ(OP_ACK, a.op);
+	EXPECT_EQ(W_PSN + n1 + n2, a.psn);
+	EXPECT_EQ(0u, bad);
+	EXPECT_GT(n1 / 2, before) TH_LOG("the READ went on to its end first");
+	EXPECT_EQ(n1 - tail, again);
+	EXPECT_EQ(n2, second) TH_LOG("the held READ was answered twice");
+	expect_recv(_metadata, self, 16, 0x21);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
+}
+
 /* Responses to the READ at W_PSN that come within QUIET_MS each: how many. */
 static uint32_t count_responses(int s)
 {
@@ -3352,6 +3424,42 @@ TEST_F(rcw, lost_read_response_implied_nak)
 	expect_done(_metadata, self, 1, 2);
 	EXPECT_EQ(-1, all_eq(self->x.buf + 4 * mtu, mtu, 0x3c));
 	EXPECT_EQ(implied + 1, counter("implied_nak_seq_err"));
+}
+
+/*
+ * A READ whose responses take longer than its timeout in all, but come a
+ * packet at a time well within it (a slow responder): they hold the
+ * timer, as an ACK would, so the READ is not asked for again.  It
+ * completes with its data, and the next thing srnic sends is the SEND
+ * posted after it, at the next PSN.
+ */
+TEST_F(rcw, read_responses_as_they_come_hold_the_timer)
+{
+	const uint8_t rd[] = { OP_READ_REQ }, send[] = { OP_SEND_ONLY };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN, n = 8;
+	long long retransmits = counter("retransmits");
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+
+	ep_destroy(&self->x);
+	/* 134 ms; the responses 50 ms apart, 400 ms in all. */
+	rc_connect(_metadata, self, 15);
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 0, n * mtu));
+	expect_requests(_metadata, self, rd, 1, psn);
+	for (uint32_t i = 0; i < n; i++) {
+		usleep(50 * 1000);
+		peer_read_resp(_metadata, self, !i ? OP_READ_FIRST : i < n - 1 ?
+				OP_READ_MIDDLE : OP_READ_LAST, psn + i, mtu, 0x40 + i);
+	}
+	expect_done(_metadata, self, 1, 1);
+	for (uint32_t i = 0; i < n; i++)
+		EXPECT_EQ(-1, all_eq(self->x.buf + (size_t)i * mtu, mtu, 0x40 + i));
+	wr_init(&wr, &sge, &self->x, IBV_WR_SEND, 2, 0, 64, IBV_SEND_SIGNALED, NULL, 0, 0);
+	ASSERT_EQ(0, ibv_post_send(self->x.qp, &wr, &bad));
+	expect_requests(_metadata, self, send, 1, psn + n);
+	EXPECT_EQ(retransmits, counter("retransmits"));
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + n, 0);
+	expect_done(_metadata, self, 2, 1);
 }
 
 /*
