@@ -210,9 +210,13 @@ static int srnic_kwqe_send(struct srnic_qp *qp, void *wqe,
 		break;
 	case IB_WR_SEND:
 	case IB_WR_RDMA_WRITE:
+		break;
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		/* Their answer lands in the list: there is nothing to inline. */
+		if (wr->send_flags & IB_SEND_INLINE)
+			return -EINVAL;
 		break;
 	default:
 		return -EINVAL;

@@ -314,6 +314,13 @@ static inline void srnic_sg_release(struct srnic_sg *sg)
 	sg->n = 0;
 }
 
+/* An ODP fault of @sg's that nothing waits for: its MR's reference goes. */
+static inline void srnic_sg_drop_fault(struct srnic_sg *sg)
+{
+	srnic_mr_put(sg->fault.mr);
+	sg->fault.mr = NULL;
+}
+
 int srnic_sg_odp_fault(struct srnic_sg *sg, u32 i, bool write, u64 woff,
 		       u64 wlen);
 

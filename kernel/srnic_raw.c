@@ -252,7 +252,7 @@ static bool srnic_rwq_recv(struct srnic_engine *eng, struct srnic_rwq *rwq,
 				       hdr->num_sge, IB_ACCESS_LOCAL_WRITE,
 				       &eng->remote, NULL);
 		if (err == -EAGAIN)
-			srnic_mr_put(eng->remote.fault.mr);
+			srnic_sg_drop_fault(&eng->remote);
 		if (err)
 			status = IB_WC_LOC_PROT_ERR;
 		else if (eng->remote.total < frame->total)

@@ -360,6 +360,50 @@ static bool srnic_opcode_ahead(u8 op)
 }
 
 /*
+ * The local side of the copied WQE @ctrl into eng->local: its inline bytes,
+ * or its list resolved, ODP pages checked only in the piece at @off of a
+ * message in pieces, with local write access where an answer lands (READ
+ * data, an atomic's value).  0; -EINVAL for a WQE its opcode does not take
+ * in that shape (inline bytes where an answer is to land, any data with
+ * ATOMIC WRITE or FLUSH, which carry theirs in their segment); -EMSGSIZE;
+ * -EAGAIN for an ODP page (eng->local.fault); -EACCES for a key.
+ */
+static __always_inline int srnic_wqe_local(struct srnic_dev *sdev,
+					   struct srnic_engine *eng,
+					   struct srnic_qp *qp,
+					   const struct srnic_wqe_ctrl *ctrl,
+					   u64 off)
+{
+	u32 hdr = srnic_qpt_send_hdr(qp->ibqp.qp_type);
+	bool into = srnic_opcode_into(ctrl->opcode);
+	bool pieces = srnic_opcode_pieces(ctrl->opcode);
+
+	if (srnic_opcode_remote_only(ctrl->opcode) &&
+	    (ctrl->num_sge || (ctrl->flags & SRNIC_WQE_INLINE)))
+		return -EINVAL;
+	if (ctrl->flags & SRNIC_WQE_INLINE) {
+		if (into)
+			return -EINVAL;
+		srnic_sg_init(&eng->local, eng->wqe + hdr, ctrl->inline_len);
+		return 0;
+	}
+	return srnic_sg_resolve_window(sdev, to_spd(qp->ibqp.pd),
+				       eng->wqe + hdr, ctrl->num_sge,
+				       into ? IB_ACCESS_LOCAL_WRITE : 0,
+				       &eng->local, &qp->lkey_cache,
+				       pieces ? off : 0,
+				       pieces ? SRNIC_PIECE : U64_MAX);
+}
+
+/* The completion status of srnic_wqe_local()'s error @err. */
+static enum ib_wc_status srnic_wqe_local_status(int err)
+{
+	if (err == -EINVAL)
+		return IB_WC_LOC_QP_OP_ERR;
+	return err == -EMSGSIZE ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
+}
+
+/*
  * The piece at @off of the WQE at @idx into @m, fetched, checked and
  * resolved as srnic_send_one() does.  False when it cannot go ahead (an
  * opcode that waits for the head, a WQE that fails its checks, an ODP page
@@ -371,32 +415,23 @@ static bool srnic_piece_ahead(struct srnic_dev *sdev, struct srnic_engine *eng,
 			      struct srnic_msg *m)
 {
 	const struct srnic_wqe_ctrl *ctrl = eng->wqe;
-	u32 hdr = srnic_qpt_send_hdr(qp->ibqp.qp_type);
-	bool into, pieces;
+	int err;
 
 	srnic_wqe_fetch(eng, qp, idx);
 	if (!srnic_wqe_ok(qp, ctrl) || !srnic_opcode_ahead(ctrl->opcode))
 		return false;
-	into = srnic_opcode_into(ctrl->opcode);
-	pieces = srnic_opcode_pieces(ctrl->opcode);
-	if (ctrl->flags & SRNIC_WQE_INLINE) {
-		if (into || srnic_opcode_remote_only(ctrl->opcode))
-			return false;
-		srnic_sg_init(&eng->local, eng->wqe + hdr, ctrl->inline_len);
-	} else if ((srnic_opcode_remote_only(ctrl->opcode) && ctrl->num_sge) ||
-		   srnic_sg_resolve_window(sdev, to_spd(qp->ibqp.pd),
-					   eng->wqe + hdr, ctrl->num_sge,
-					   into ? IB_ACCESS_LOCAL_WRITE : 0,
-					   &eng->local, &qp->lkey_cache,
-					   pieces ? off : 0,
-					   pieces ? SRNIC_PIECE : U64_MAX)) {
+	err = srnic_wqe_local(sdev, eng, qp, ctrl, off);
+	/* Its page is faulted in when it is the head; nothing is held. */
+	if (err == -EAGAIN)
+		srnic_sg_drop_fault(&eng->local);
+	if (err)
 		return false;
-	}
 	srnic_msg_init(sdev, eng, qp, ctrl, m);
 	if (off && off >= m->len)
 		return false;
 	m->off = off;
-	m->plen = pieces ? min_t(u64, m->len - off, SRNIC_PIECE) : m->len;
+	m->plen = srnic_opcode_pieces(ctrl->opcode) ?
+		  min_t(u64, m->len - off, SRNIC_PIECE) : m->len;
 	return srnic_msg_remote(eng, ctrl, m) == IB_WC_SUCCESS;
 }
 
@@ -410,8 +445,7 @@ static int srnic_req_dest_resolved(struct srnic_sg *sg, u64 off, u32 len,
 {
 	if (r == -EAGAIN) {
 		/* An ODP page: the answer faults it in, in process context. */
-		srnic_mr_put(sg->fault.mr);
-		sg->fault.mr = NULL;
+		srnic_sg_drop_fault(sg);
 	}
 	if (r)
 		return -EAGAIN;
@@ -503,101 +537,71 @@ static void srnic_send_ahead(struct srnic_dev *sdev, struct srnic_engine *eng,
 }
 
 /*
- * Executes the WQE at qp->sq_cons, or its next piece.  Returns 0 when the
- * WQE is finished (whatever its status), 1 when a piece went and more
- * follow, -EAGAIN when the piece waits to be sent again at qp->rnr_until
- * (RNR, no answer, an injected delay), -EINPROGRESS when it waits for an
- * ODP page fault (qp->fault_wait).  Adds the bytes that went to *@bytes.
- * Runs inside srnic_engine_srcu: ODP pages it found mapped stay so.
+ * The checks of the copied WQE @ctrl at the head that need nothing
+ * resolved: its status.
  */
-static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
-			  struct srnic_qp *qp, u64 *bytes)
+static enum ib_wc_status srnic_send_check(const struct srnic_qp *qp,
+					  const struct srnic_wqe_ctrl *ctrl)
+{
+	if (!srnic_wqe_ok(qp, ctrl))
+		return IB_WC_LOC_QP_OP_ERR;
+	/* Rewritten while its pieces go (into a local operation, say). */
+	if (qp->msg_off && ctrl->opcode != qp->msg_opcode)
+		return IB_WC_LOC_QP_OP_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * Where message @m goes.  A raw packet leaves here, a datagram above the
+ * path MTU is dropped, and for either the WQE is done (false, *@status
+ * its completion's); a datagram's address is its WQE's, a connected
+ * message's its QP's, and it goes to the transport (true) unless its WQE
+ * fails (false, *@status).  @sgid holds a datagram's source GID.
+ */
+static __always_inline bool srnic_send_route(struct srnic_dev *sdev,
+					     struct srnic_engine *eng,
+					     struct srnic_qp *qp,
+					     const struct srnic_wqe_ctrl *ctrl,
+					     struct srnic_msg *m, u8 *sgid,
+					     enum ib_wc_status *status)
 {
 	enum ib_qp_type type = qp->ibqp.qp_type;
-	u32 hdr = srnic_qpt_send_hdr(type);
-	struct srnic_wqe_ctrl *ctrl = eng->wqe;
-	enum ib_wc_status status = IB_WC_SUCCESS;
-	struct srnic_reply rep = {};
-	struct srnic_msg m = {};
-	u8 sgid[16];
-	bool pieces;
-	int err;
-
-	srnic_wqe_fetch(eng, qp, qp->sq_cons);
-	if (!qp->in_progress) {
-		qp->in_progress = true;
-		qp->rnr_left = qp->attr.rnr_retry;
-		qp->retry_left = qp->attr.retry_cnt;
-	}
-
-	if (!srnic_wqe_ok(qp, ctrl)) {
-		status = IB_WC_LOC_QP_OP_ERR;
-		goto complete;
-	}
-	/* Rewritten while its pieces go (into a local operation, say). */
-	if (qp->msg_off && ctrl->opcode != qp->msg_opcode) {
-		status = IB_WC_LOC_QP_OP_ERR;
-		goto complete;
-	}
-	/* ATOMIC WRITE and FLUSH carry what they need in their segment. */
-	if (srnic_opcode_remote_only(ctrl->opcode) &&
-	    (ctrl->num_sge || (ctrl->flags & SRNIC_WQE_INLINE))) {
-		status = IB_WC_LOC_QP_OP_ERR;
-		goto complete;
-	}
-	if (srnic_opcode_local(ctrl->opcode)) {
-		status = srnic_local_op(qp, ctrl);
-		goto complete;
-	}
-
-	/* ODP pages are checked where this piece lies only. */
-	pieces = srnic_opcode_pieces(ctrl->opcode);
-	/* The local side: gather list, or scatter list for READ/atomics. */
-	if (ctrl->flags & SRNIC_WQE_INLINE) {
-		srnic_sg_init(&eng->local, eng->wqe + hdr, ctrl->inline_len);
-	} else {
-		err = srnic_sg_resolve_window(sdev, to_spd(qp->ibqp.pd),
-					      eng->wqe + hdr, ctrl->num_sge,
-					      srnic_opcode_into(ctrl->opcode) ?
-						      IB_ACCESS_LOCAL_WRITE : 0,
-					      &eng->local, &qp->lkey_cache,
-					      pieces ? qp->msg_off : 0,
-					      pieces ? SRNIC_PIECE : U64_MAX);
-		if (err == -EAGAIN && srnic_qp_fault(qp, &eng->local.fault))
-			return -EINPROGRESS;
-		if (err) {
-			status = err == -EMSGSIZE ? IB_WC_LOC_LEN_ERR :
-						    IB_WC_LOC_PROT_ERR;
-			goto complete;
-		}
-	}
-	if (type != IB_QPT_RAW_PACKET && srnic_fault_delay(sdev, qp)) {
-		srnic_sg_release(&eng->local);
-		return -EAGAIN;
-	}
-	srnic_msg_init(sdev, eng, qp, ctrl, &m);
 
 	if (type == IB_QPT_RAW_PACKET) {
-		status = srnic_raw_send(sdev, eng, &eng->local);
-		m.len = eng->local.total;
-		goto complete;
+		*status = srnic_raw_send(sdev, eng, &eng->local);
+		m->len = eng->local.total;
+		return false;
 	}
 	if (srnic_qpt_ud(type)) {
 		u32 mtu = ib_mtu_enum_to_int(iboe_get_mtu(READ_ONCE(sdev->ndev->mtu)));
 
 		/* Larger than the path MTU: not sent, and no error (C10-93.1.1). */
-		if (m.len > mtu)
-			goto complete;
-		if (srnic_ud_av(sdev, qp, eng->wqe + sizeof(*ctrl), &m, sgid))
-			status = IB_WC_LOC_QP_OP_ERR;
+		if (m->len > mtu)
+			return false;
+		if (srnic_ud_av(sdev, qp, eng->wqe + sizeof(*ctrl), m, sgid))
+			*status = IB_WC_LOC_QP_OP_ERR;
 	} else {
-		status = srnic_msg_connected(eng, qp, ctrl, &m);
+		*status = srnic_msg_connected(eng, qp, ctrl, m);
 	}
-	if (status != IB_WC_SUCCESS)
-		goto complete;
+	return *status == IB_WC_SUCCESS;
+}
+
+/*
+ * Message @m to @qp's transport, and what its answer means for the WQE:
+ * srnic_send_one()'s returns, *@status the WQE's when it is done.
+ */
+static __always_inline int srnic_send_exchange(struct srnic_dev *sdev,
+					       struct srnic_engine *eng,
+					       struct srnic_qp *qp,
+					       struct srnic_msg *m,
+					       enum ib_wc_status *status,
+					       u64 *bytes)
+{
+	bool ud = srnic_qpt_ud(qp->ibqp.qp_type);
+	struct srnic_reply rep = {};
 
 	/* Direct for the loopback: a retpoline per message shows. */
-	INDIRECT_CALL_1(qp->xport->request, srnic_loop_request, eng, qp, &m,
+	INDIRECT_CALL_1(qp->xport->request, srnic_loop_request, eng, qp, m,
 			&rep);
 	if (rep.r == SRNIC_RESP_PENDING) {
 		/* Gone; its answer wakes the QP, or its timer resends it. */
@@ -608,27 +612,35 @@ static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
 		return -EAGAIN;
 	}
 	/* A datagram waiting for the receiver's page has not gone yet. */
-	if (!srnic_qpt_ud(type) || rep.r != SRNIC_RESP_FAULT)
-		srnic_req_account(qp, srnic_qpt_ud(type) ? m.dqpn :
-				  qp->attr.dest_qp_num, &m, rep.r);
+	if (!ud || rep.r != SRNIC_RESP_FAULT)
+		srnic_req_account(qp, ud ? m->dqpn : qp->attr.dest_qp_num, m,
+				  rep.r);
 	if (rep.r == SRNIC_RESP_FAULT) {
 		/* The responder's page: the requester waits, as for a NAK. */
 		srnic_sg_release(&eng->local);
 		return -EINPROGRESS;
 	}
 	if (rep.r == SRNIC_RESP_OK)
-		srnic_req_take_answer(eng, &m, &rep);
+		srnic_req_take_answer(eng, m, &rep);
 	if (rep.data)
 		INDIRECT_CALL_1(qp->xport->reply_done, srnic_loop_reply_done,
 				eng, &rep);
 	/* UD is unacknowledged: whatever became of the datagram, it went. */
-	if (srnic_qpt_ud(type))
-		goto complete;
-	err = srnic_req_piece_done(eng, qp, &m, &rep, &status, bytes);
-	if (err)
-		return err;
+	if (ud)
+		return 0;
+	return srnic_req_piece_done(eng, qp, m, &rep, status, bytes);
+}
 
-complete:
+/*
+ * The WQE at the head is done with @status: its slot is free, its
+ * completion out, its references gone; an error moves the QP to error.
+ */
+static __always_inline void srnic_send_retire(struct srnic_engine *eng,
+					      struct srnic_qp *qp,
+					      const struct srnic_wqe_ctrl *ctrl,
+					      const struct srnic_msg *m,
+					      enum ib_wc_status status)
+{
 	qp->in_progress = false;
 	qp->delayed = false;
 	qp->msg_off = 0;
@@ -641,7 +653,7 @@ complete:
 	smp_store_release(&((struct srnic_qp_db *)qp->db.kva)->sq_consumer,
 			  qp->sq_cons);
 	srnic_send_complete(qp, ctrl, status,
-			    status == IB_WC_SUCCESS ? (u32)m.len : 0);
+			    status == IB_WC_SUCCESS ? (u32)m->len : 0);
 	/*
 	 * The WQE's references go once its completion is out, not before:
 	 * the poller waits for nothing it does not need.  Whoever destroys
@@ -650,9 +662,64 @@ complete:
 	srnic_sg_release(&eng->local);
 	if (status != IB_WC_SUCCESS)
 		srnic_qp_set_error(qp);
-	else if (m.tm_fin)
-		srnic_tm_fin(eng, qp, m.tm_fin_tag);
+	else if (m->tm_fin)
+		srnic_tm_fin(eng, qp, m->tm_fin_tag);
 	eng->wqes++;
+}
+
+/*
+ * Executes the WQE at qp->sq_cons, or its next piece: fetched and checked
+ * (srnic_send_check), a local operation done at once, else its local side
+ * resolved (srnic_wqe_local), routed (srnic_send_route) and handed to the
+ * transport (srnic_send_exchange); once done, retired.  Returns 0 when the
+ * WQE is finished (whatever its status), 1 when a piece went and more
+ * follow, -EAGAIN when the piece waits to be sent again at qp->rnr_until
+ * (RNR, no answer, an injected delay), -EINPROGRESS when it waits for an
+ * ODP page fault (qp->fault_wait).  Adds the bytes that went to *@bytes.
+ * Runs inside srnic_engine_srcu: ODP pages it found mapped stay so.
+ */
+static int srnic_send_one(struct srnic_dev *sdev, struct srnic_engine *eng,
+			  struct srnic_qp *qp, u64 *bytes)
+{
+	struct srnic_wqe_ctrl *ctrl = eng->wqe;
+	enum ib_wc_status status;
+	struct srnic_msg m = {};
+	u8 sgid[16];
+	int err;
+
+	srnic_wqe_fetch(eng, qp, qp->sq_cons);
+	if (!qp->in_progress) {
+		qp->in_progress = true;
+		qp->rnr_left = qp->attr.rnr_retry;
+		qp->retry_left = qp->attr.retry_cnt;
+	}
+	status = srnic_send_check(qp, ctrl);
+	if (status != IB_WC_SUCCESS)
+		goto retire;
+	if (srnic_opcode_local(ctrl->opcode)) {
+		status = srnic_local_op(qp, ctrl);
+		goto retire;
+	}
+	err = srnic_wqe_local(sdev, eng, qp, ctrl, qp->msg_off);
+	if (err == -EAGAIN && srnic_qp_fault(qp, &eng->local.fault))
+		return -EINPROGRESS;
+	if (err) {
+		status = srnic_wqe_local_status(err);
+		goto retire;
+	}
+	if (qp->ibqp.qp_type != IB_QPT_RAW_PACKET &&
+	    srnic_fault_delay(sdev, qp)) {
+		srnic_sg_release(&eng->local);
+		return -EAGAIN;
+	}
+	srnic_msg_init(sdev, eng, qp, ctrl, &m);
+	if (srnic_send_route(sdev, eng, qp, ctrl, &m, sgid, &status)) {
+		err = srnic_send_exchange(sdev, eng, qp, &m, &status, bytes);
+		if (err)
+			return err;
+	}
+retire:
+	srnic_send_retire(eng, qp, ctrl, &m, status);
 	return 0;
 }
 

@@ -284,22 +284,154 @@ static void srnic_build_grh(u8 *grh, const struct srnic_msg *m)
 }
 
 /*
+ * The receive WQE message @m takes, copied into eng->rwqe (*@max_sge its
+ * list's room): a new one, or for a later piece the one its first piece
+ * took.  SRNIC_RESP_OK, or the verdict when there is none.
+ */
+static enum srnic_resp srnic_resp_take_rwqe(struct srnic_engine *eng,
+					    struct srnic_qp *dst,
+					    struct srnic_srq *srq,
+					    struct srnic_msg *m,
+					    bool place_data, u32 *max_sge)
+{
+	int ret = 1;
+
+	if (place_data && m->off) {
+		if (!srnic_recv_take_held(dst, srq, eng->rwqe, max_sge, m))
+			return SRNIC_RESP_NAK_INV;
+	} else {
+		ret = srnic_recv_take(dst, srq, eng->rwqe, max_sge,
+				      m->fresh_wqe);
+	}
+	if (ret < 0)
+		return SRNIC_RESP_NAK_OP;
+	if (!ret)
+		return SRNIC_RESP_RNR;
+	if (m->tm_unexp)
+		srnic_tm_unexpected(srq);
+	return SRNIC_RESP_OK;
+}
+
+/*
+ * Piece @m's payload into the list of the receive WQE in eng->rwqe, after
+ * a UD GRH (written with the first piece), less a matched TMH.  With more
+ * pieces to come the WQE is held for the next (*@held).  SRNIC_RESP_OK, or
+ * the verdict: the WQE completed in error, or held for an ODP fault.
+ */
+static enum srnic_resp srnic_resp_place(struct srnic_engine *eng,
+					struct srnic_qp *dst,
+					struct srnic_srq *srq,
+					struct srnic_msg *m, u32 max_sge,
+					bool *held)
+{
+	struct srnic_dev *ddev = to_sdev(dst->ibqp.device);
+	struct srnic_recv_wqe_hdr *hdr = eng->rwqe;
+	bool ud = srnic_qpt_ud(dst->ibqp.qp_type);
+	u32 grh = ud ? 40 : 0;
+	u64 at = grh + m->off - m->tm.skip;
+	struct srnic_pd *pd;
+	int err;
+
+	/* A tag's buffer is the SRQ's PD's, as for its first piece. */
+	pd = m->tm.skip && srq ? to_spd(srq->ibsrq.pd) : srnic_recv_pd(dst, m);
+	/* ODP pages where this piece lands (a UD GRH with the first). */
+	err = srnic_sg_resolve_window(ddev, pd,
+				      (struct srnic_wqe_data *)(hdr + 1),
+				      hdr->num_sge, IB_ACCESS_LOCAL_WRITE,
+				      &eng->remote, NULL, m->off ? at : 0,
+				      m->off ? m->plen : at + m->plen);
+	if (err == -EAGAIN) {
+		/* Held for the fault, which then runs for the WQE. */
+		if (dst->held_rwqe &&
+		    srnic_recv_hold(dst, srq, eng->rwqe, max_sge, m))
+			return SRNIC_RESP_FAULT;
+		/* A fault no one waits for: raw QPs, or a slot in use. */
+		srnic_sg_drop_fault(&eng->remote);
+		srnic_recv_fail(dst, srq, hdr->wr_id, dst->held_rwqe ?
+				IB_WC_LOC_QP_OP_ERR : IB_WC_LOC_PROT_ERR);
+		return SRNIC_RESP_NAK_OP;
+	}
+	if (err) {
+		srnic_recv_fail(dst, srq, hdr->wr_id, IB_WC_LOC_PROT_ERR);
+		return SRNIC_RESP_NAK_OP;
+	}
+	if (eng->remote.total < grh + m->len - m->tm.skip) {
+		srnic_sg_release(&eng->remote);
+		srnic_recv_fail(dst, srq, hdr->wr_id, IB_WC_LOC_LEN_ERR);
+		return SRNIC_RESP_NAK_INV;
+	}
+	if (ud) {
+		u8 buf[40];
+
+		srnic_build_grh(buf, m);
+		srnic_sg_write(&eng->remote, 0, buf, 40);
+	}
+	srnic_sg_copy(&eng->remote, at, m->payload, m->off - m->pbase, m->plen);
+	srnic_sg_release(&eng->remote);
+	*held = m->off + m->plen < m->len;
+	/*
+	 * Only raw QPs have no slot, and they get no pieces; a slot holding
+	 * another WQE is not overwritten.
+	 */
+	if (*held && (WARN_ON_ONCE(!dst->held_rwqe) ||
+		      !srnic_recv_hold(dst, srq, eng->rwqe, max_sge, m))) {
+		srnic_recv_fail(dst, srq, hdr->wr_id, IB_WC_LOC_QP_OP_ERR);
+		return SRNIC_RESP_NAK_OP;
+	}
+	return SRNIC_RESP_OK;
+}
+
+/*
+ * The completion of message @m, received whole into @dst's receive WQE
+ * @wr_id (@place_data false: the immediate of a WRITE_WITH_IMM).
+ */
+static void srnic_resp_recv_cqe(struct srnic_qp *dst, struct srnic_srq *srq,
+				const struct srnic_msg *m, u64 wr_id,
+				bool place_data)
+{
+	bool ud = srnic_qpt_ud(dst->ibqp.qp_type);
+	struct srnic_cqe cqe = {
+		.wr_id = wr_id, .status = IB_WC_SUCCESS, .qp_num = dst->qpn,
+		.opcode = place_data ? IB_WC_RECV : IB_WC_RECV_RDMA_WITH_IMM,
+		.byte_len = (ud ? 40 : 0) + m->len - m->tm.skip,
+	};
+
+	if (m->tm.wc)
+		cqe.opcode = m->tm.wc;
+	/* A matched tag's message: its data went to the tag's buffer. */
+	if (m->tm.skip) {
+		srnic_tm_cqe_match(&cqe, &m->tm);
+		cqe.wc_flags |= SRNIC_CQE_TM_DATA_VALID;
+	}
+	if (m->has_imm) {
+		cqe.imm_data = m->imm;
+		cqe.wc_flags |= SRNIC_CQE_WITH_IMM;
+	}
+	if (m->has_inv) {
+		cqe.imm_data = m->imm;
+		cqe.wc_flags |= SRNIC_CQE_WITH_INV;
+	}
+	if (ud) {
+		cqe.wc_flags |= SRNIC_CQE_GRH;
+		if (ipv6_addr_v4mapped((struct in6_addr *)m->sgid))
+			cqe.wc_flags |= SRNIC_CQE_GRH_IPV4;
+		cqe.src_qp = m->src_qpn;
+	}
+	srnic_qp_recv_cqe(dst, srq, &cqe, m->solicited);
+}
+
+/*
  * SEND (and the receive half of WRITE_WITH_IMM, @place_data false): takes a
  * receive WQE and places the payload.  Returns the responder's verdict.
  */
 enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 				struct srnic_msg *m, bool place_data)
 {
-	struct srnic_dev *ddev = to_sdev(dst->ibqp.device);
 	struct srnic_srq *srq = srnic_recv_srq(dst, m);
 	struct srnic_recv_wqe_hdr *hdr = eng->rwqe;
-	bool ud = srnic_qpt_ud(dst->ibqp.qp_type);
-	u32 grh = ud ? 40 : 0, max_sge, n;
-	struct srnic_cqe cqe = {};
-	struct srnic_pd *pd;
+	bool held = false;
 	enum srnic_resp r;
-	bool more;
-	int ret, err;
+	u32 max_sge;
 
 	if (!srnic_qp_receives(READ_ONCE(dst->state)))
 		return SRNIC_RESP_DROP;
@@ -318,118 +450,24 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 		if (srnic_tm_recv(eng, dst, srq, m, &r))
 			return r;
 	}
-	more = place_data && m->off + m->plen < m->len;
-	/* A later piece continues in the receive WQE the first one took. */
-	if (place_data && m->off) {
-		if (!srnic_recv_take_held(dst, srq, eng->rwqe, &max_sge, m))
-			return SRNIC_RESP_NAK_INV;
-		ret = 1;
-	} else {
-		ret = srnic_recv_take(dst, srq, eng->rwqe, &max_sge,
-				      m->fresh_wqe);
-	}
-	if (ret < 0)
-		return SRNIC_RESP_NAK_OP;
-	if (!ret)
-		return SRNIC_RESP_RNR;
-	if (m->tm_unexp)
-		srnic_tm_unexpected(srq);
-
-	cqe.wr_id = hdr->wr_id;
-	n = hdr->num_sge;
-	if (n > max_sge) {
-		srnic_recv_fail(dst, srq, cqe.wr_id, IB_WC_LOC_QP_OP_ERR);
+	r = srnic_resp_take_rwqe(eng, dst, srq, m, place_data, &max_sge);
+	if (r != SRNIC_RESP_OK)
+		return r;
+	if (hdr->num_sge > max_sge) {
+		srnic_recv_fail(dst, srq, hdr->wr_id, IB_WC_LOC_QP_OP_ERR);
 		return SRNIC_RESP_NAK_OP;
 	}
 	if (place_data) {
-		/* Where the piece lands: after a UD GRH, less a matched TMH. */
-		u64 at = grh + m->off - m->tm.skip;
-
-		/* A tag's buffer is the SRQ's PD's, as for its first piece. */
-		pd = m->tm.skip && srq ? to_spd(srq->ibsrq.pd) :
-					 srnic_recv_pd(dst, m);
-		/* ODP pages where this piece lands (a UD GRH with the first). */
-		err = srnic_sg_resolve_window(ddev, pd,
-					      (struct srnic_wqe_data *)(hdr + 1),
-					      n, IB_ACCESS_LOCAL_WRITE,
-					      &eng->remote, NULL,
-					      m->off ? at : 0,
-					      m->off ? m->plen : at + m->plen);
-		if (err == -EAGAIN && dst->held_rwqe) {
-			if (srnic_recv_hold(dst, srq, eng->rwqe, max_sge, m))
-				return SRNIC_RESP_FAULT;
-			srnic_mr_put(eng->remote.fault.mr);
-			eng->remote.fault.mr = NULL;
-			srnic_recv_fail(dst, srq, cqe.wr_id, IB_WC_LOC_QP_OP_ERR);
-			return SRNIC_RESP_NAK_OP;
-		}
-		if (err) {
-			/* A fault no one waits for (raw QPs): drop its MR. */
-			if (err == -EAGAIN)
-				srnic_mr_put(eng->remote.fault.mr);
-			srnic_recv_fail(dst, srq, cqe.wr_id, IB_WC_LOC_PROT_ERR);
-			return SRNIC_RESP_NAK_OP;
-		}
-		if (eng->remote.total < grh + m->len - m->tm.skip) {
-			srnic_sg_release(&eng->remote);
-			srnic_recv_fail(dst, srq, cqe.wr_id, IB_WC_LOC_LEN_ERR);
-			return SRNIC_RESP_NAK_INV;
-		}
-		if (ud) {
-			u8 buf[40];
-
-			srnic_build_grh(buf, m);
-			srnic_sg_write(&eng->remote, 0, buf, 40);
-		}
-		srnic_sg_copy(&eng->remote, at, m->payload, m->off - m->pbase,
-			      m->plen);
-		srnic_sg_release(&eng->remote);
-		if (more) {
-			/*
-			 * Only raw QPs have no slot, and they get no pieces;
-			 * a slot holding another WQE is not overwritten.
-			 */
-			if (WARN_ON_ONCE(!dst->held_rwqe) ||
-			    !srnic_recv_hold(dst, srq, eng->rwqe, max_sge, m)) {
-				srnic_recv_fail(dst, srq, cqe.wr_id,
-						IB_WC_LOC_QP_OP_ERR);
-				return SRNIC_RESP_NAK_OP;
-			}
-			return SRNIC_RESP_OK;
-		}
+		r = srnic_resp_place(eng, dst, srq, m, max_sge, &held);
+		if (r != SRNIC_RESP_OK || held)
+			return r;
 	}
 	/* After the data, as the IB spec orders it; a bad rkey fails both. */
 	if (m->has_inv && srnic_invalidate(dst, m->imm, true)) {
-		srnic_recv_fail(dst, srq, cqe.wr_id, IB_WC_REM_INV_REQ_ERR);
+		srnic_recv_fail(dst, srq, hdr->wr_id, IB_WC_REM_INV_REQ_ERR);
 		return SRNIC_RESP_NAK_INV;
 	}
-
-	cqe.status = IB_WC_SUCCESS;
-	cqe.opcode = place_data ? IB_WC_RECV : IB_WC_RECV_RDMA_WITH_IMM;
-	if (m->tm.wc)
-		cqe.opcode = m->tm.wc;
-	cqe.byte_len = grh + m->len - m->tm.skip;
-	/* A matched tag's message: its data went to the tag's buffer. */
-	if (m->tm.skip) {
-		srnic_tm_cqe_match(&cqe, &m->tm);
-		cqe.wc_flags |= SRNIC_CQE_TM_DATA_VALID;
-	}
-	cqe.qp_num = dst->qpn;
-	if (m->has_imm) {
-		cqe.imm_data = m->imm;
-		cqe.wc_flags |= SRNIC_CQE_WITH_IMM;
-	}
-	if (m->has_inv) {
-		cqe.imm_data = m->imm;
-		cqe.wc_flags |= SRNIC_CQE_WITH_INV;
-	}
-	if (ud) {
-		cqe.wc_flags |= SRNIC_CQE_GRH;
-		if (ipv6_addr_v4mapped((struct in6_addr *)m->sgid))
-			cqe.wc_flags |= SRNIC_CQE_GRH_IPV4;
-		cqe.src_qp = m->src_qpn;
-	}
-	srnic_qp_recv_cqe(dst, srq, &cqe, m->solicited);
+	srnic_resp_recv_cqe(dst, srq, m, hdr->wr_id, place_data);
 	return SRNIC_RESP_OK;
 }
 

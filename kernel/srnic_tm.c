@@ -221,8 +221,7 @@ static u8 srnic_tm_rndv_read(struct srnic_engine *eng,
 	r = srnic_resp_target(m->src, &rm, IB_ACCESS_REMOTE_READ, &eng->tm);
 	if (r == SRNIC_RESP_FAULT) {
 		/* No waiting for the sender's pages here. */
-		srnic_mr_put(eng->tm.fault.mr);
-		eng->tm.fault.mr = NULL;
+		srnic_sg_drop_fault(&eng->tm);
 	}
 	if (r != SRNIC_RESP_OK)
 		return SRNIC_WC_TM_RNDV_INCOMPLETE;
@@ -401,6 +400,65 @@ static enum srnic_resp srnic_tm_hold(struct srnic_engine *eng,
 }
 
 /*
+ * An eager message that matched tag @t: its data, after the TMH, into the
+ * tag's buffer (resolved in eng->remote, released here), then the tag's
+ * completion @cqe, or the QP's held WQE for the pieces to come.
+ */
+static enum srnic_resp srnic_tm_recv_eager(struct srnic_engine *eng,
+					   struct srnic_qp *dst,
+					   struct srnic_srq *srq,
+					   const struct srnic_tag *t,
+					   struct srnic_msg *m,
+					   struct srnic_cqe *cqe)
+{
+	cqe->byte_len = m->plen - SRNIC_TMH_SIZE;
+	srnic_sg_copy(&eng->remote, 0, m->payload, SRNIC_TMH_SIZE,
+		      cqe->byte_len);
+	srnic_sg_release(&eng->remote);
+	m->tm.skip = SRNIC_TMH_SIZE;
+	if (!srnic_msg_last(m))
+		return srnic_tm_hold(eng, dst, srq, t, m);
+	srnic_tm_cqe_match(cqe, &m->tm);
+	cqe->wc_flags |= SRNIC_CQE_TM_DATA_VALID;
+	srnic_qp_recv_cqe(dst, srq, cqe, m->solicited);
+	return SRNIC_RESP_OK;
+}
+
+/*
+ * A rendezvous that matched tag @t (@h: its TMH and RVH): the match's
+ * completion @cqe first, then the data, as mlx5 reports them.  From the
+ * wire the QP's own READ fetches them when its requester gets to it; on
+ * one host they are read at once, and the data's completion follows.
+ */
+static enum srnic_resp srnic_tm_recv_rndv(struct srnic_engine *eng,
+					  struct srnic_qp *dst,
+					  struct srnic_srq *srq,
+					  const struct srnic_tag *t,
+					  struct srnic_msg *m, const u8 *h,
+					  struct srnic_cqe *cqe)
+{
+	srnic_tm_cqe_match(cqe, &m->tm);
+	srnic_qp_recv_cqe(dst, srq, cqe, false);
+	if (!m->src && srnic_tm_rndv_queue(dst, t, m, h, eng->remote.total)) {
+		srnic_sg_release(&eng->remote);
+		return SRNIC_RESP_OK;
+	}
+	*cqe = (struct srnic_cqe){ .wr_id = t->wr_id,
+				   .opcode = SRNIC_WC_TM_RECV,
+				   .qp_num = dst->qpn };
+	cqe->status = srnic_tm_rndv_read(eng, m, h + SRNIC_TMH_SIZE,
+					 &cqe->byte_len);
+	srnic_sg_release(&eng->remote);
+	if (cqe->status == IB_WC_SUCCESS) {
+		cqe->wc_flags = SRNIC_CQE_TM_DATA_VALID;
+		m->tm_fin = true;
+		m->tm_fin_tag = get_unaligned((u64 *)(h + 8));
+	}
+	srnic_qp_recv_cqe(dst, srq, cqe, m->solicited);
+	return SRNIC_RESP_OK;
+}
+
+/*
  * A SEND to @dst, an RC QP on the TM SRQ @srq.  Returns true when the
  * message went to a tag (verdict in *@r); false when it goes to a receive
  * WQE, with the completion's opcode in m->tm.wc.
@@ -466,44 +524,10 @@ bool srnic_tm_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 
 	m->tm.tag = tag;
 	m->tm.priv = get_unaligned_be32(h + 4);
-	if (op == SRNIC_TMH_EAGER) {
-		cqe.byte_len = m->plen - SRNIC_TMH_SIZE;
-		srnic_sg_copy(&eng->remote, 0, m->payload, SRNIC_TMH_SIZE,
-			      cqe.byte_len);
-		srnic_sg_release(&eng->remote);
-		m->tm.skip = SRNIC_TMH_SIZE;
-		if (!srnic_msg_last(m)) {
-			*r = srnic_tm_hold(eng, dst, srq, &t, m);
-			return true;
-		}
-		srnic_tm_cqe_match(&cqe, &m->tm);
-		cqe.wc_flags |= SRNIC_CQE_TM_DATA_VALID;
-		srnic_qp_recv_cqe(dst, srq, &cqe, m->solicited);
-		*r = SRNIC_RESP_OK;
-		return true;
-	}
-
-	/* RNDV: the match first, then the data, as mlx5 reports them. */
-	srnic_tm_cqe_match(&cqe, &m->tm);
-	srnic_qp_recv_cqe(dst, srq, &cqe, false);
-	/* From the wire: the QP's own READ, when its requester gets to it. */
-	if (!m->src && srnic_tm_rndv_queue(dst, &t, m, h, eng->remote.total)) {
-		srnic_sg_release(&eng->remote);
-		*r = SRNIC_RESP_OK;
-		return true;
-	}
-	cqe = (struct srnic_cqe){ .wr_id = t.wr_id, .opcode = SRNIC_WC_TM_RECV,
-				  .qp_num = dst->qpn };
-	cqe.status = srnic_tm_rndv_read(eng, m, h + SRNIC_TMH_SIZE,
-					&cqe.byte_len);
-	srnic_sg_release(&eng->remote);
-	if (cqe.status == IB_WC_SUCCESS) {
-		cqe.wc_flags = SRNIC_CQE_TM_DATA_VALID;
-		m->tm_fin = true;
-		m->tm_fin_tag = get_unaligned((u64 *)(h + 8));
-	}
-	srnic_qp_recv_cqe(dst, srq, &cqe, m->solicited);
-	*r = SRNIC_RESP_OK;
+	if (op == SRNIC_TMH_EAGER)
+		*r = srnic_tm_recv_eager(eng, dst, srq, &t, m, &cqe);
+	else
+		*r = srnic_tm_recv_rndv(eng, dst, srq, &t, m, h, &cqe);
 	return true;
 }
 
@@ -524,8 +548,7 @@ void srnic_tm_fin(struct srnic_engine *eng, struct srnic_qp *qp, u64 tag)
 	memcpy(fin + 8, &tag, sizeof(tag));
 	srnic_sg_init(&eng->local, fin, sizeof(fin));
 	if (srnic_resp_recv(eng, qp, &fm, true) == SRNIC_RESP_FAULT) {
-		srnic_mr_put(eng->remote.fault.mr);
-		eng->remote.fault.mr = NULL;
+		srnic_sg_drop_fault(&eng->remote);
 		srnic_recv_fail_held(qp, &fm, IB_WC_LOC_PROT_ERR);
 	}
 	srnic_sg_init(&eng->local, NULL, 0);

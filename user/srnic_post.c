@@ -312,7 +312,8 @@ static int srnic_build_send(struct srnic_qp *qp, const struct ibv_send_wr *wr,
 
 	if (!(wr->send_flags & IBV_SEND_INLINE))
 		return srnic_wqe_set_sges(qp, ctrl, wr->sg_list, wr->num_sge);
-	if ((uint32_t)wr->num_sge > qp->max_send_sge)
+	if ((uint32_t)wr->num_sge > qp->max_send_sge ||
+	    srnic_op_lands_answer(wr->opcode))
 		return EINVAL;
 	srnic_wqe_inline_begin(ctrl);
 	for (i = 0; i < wr->num_sge; i++) {

@@ -235,7 +235,7 @@ static void srnic_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
 	srnic_wr_set_sge_list(qpx, 1, &sge);
 }
 
-/* Inline data: SEND and RDMA WRITE only (no READ or atomic into it). */
+/* Inline data: SEND and RDMA WRITE only. */
 static void srnic_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
 					  size_t num_buf,
 					  const struct ibv_data_buf *buf)
@@ -246,9 +246,7 @@ static void srnic_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
 
 	if (!ctrl)
 		return;
-	if (ctrl->opcode == IBV_WR_RDMA_READ ||
-	    ctrl->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	    ctrl->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+	if (srnic_op_lands_answer(ctrl->opcode)) {
 		srnic_wr_fail(qp, EINVAL);
 		return;
 	}

@@ -1005,6 +1005,42 @@ TEST_F(adv, local_inv_of_keys_not_the_users)
 	adv_after(_metadata, self);
 }
 
+/*
+ * READ, CMP_AND_SWP and FETCH_AND_ADD written with the inline flag (what
+ * the provider refuses at post time): their answer would land in the
+ * WQE's inline bytes, a copy in the engine, and be lost with a successful
+ * completion.  Each completes IBV_WC_LOC_QP_OP_ERR and moves the QP to
+ * error; the atomics change nothing at their target.
+ */
+TEST_F(adv, inline_where_an_answer_lands)
+{
+	const uint8_t ops[] = { IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP,
+				IBV_WR_ATOMIC_FETCH_AND_ADD };
+	uint64_t seed = 1;
+	const struct arena *ar;
+
+	adv_build_sends_only(_metadata, self, &seed);
+	ar = &self->ar;
+	for (size_t i = 0; i < sizeof(ops); i++) {
+		struct srnic_wqe_atomic *at =
+			raw_qp_wqe_remote(&self->g, 0, ops[i], (uintptr_t)ar->a + 4096,
+					  ar->mra.rkey);
+		struct srnic_wqe_ctrl *c = self->g.sq_ring;	/* position 0 */
+
+		at->compare_add = 0;	/* CMP_AND_SWP would match */
+		at->swap = 0x1111111111111111ull;
+		c->flags |= SRNIC_WQE_INLINE;
+		c->inline_len = 8;
+		memset((uint8_t *)c + SRNIC_SEND_HDR_RC, 0x77, 8);
+		memset(self->ar.a + 4096, 0, 8);
+		EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, adv_run_first(_metadata, self, true))
+			TH_LOG("opcode %u with inline data", ops[i]);
+		EXPECT_EQ(-1, all_eq(ar->a + 4096, 8, 0)) TH_LOG("opcode %u", ops[i]);
+	}
+	EXPECT_EQ(-1, arena_canaries(ar));
+	adv_after(_metadata, self);
+}
+
 /* ---- FLUSH, written into the ring (rdma-core 44 has no verb for it) ---- */
 
 #define ADV_ACCESS_FLUSH_GLOBAL 0x100		/* IB_UVERBS_ACCESS_FLUSH_GLOBAL */

@@ -557,6 +557,37 @@ static void expect_clean(struct __test_metadata *_metadata, FIXTURE_DATA(qpex) *
 	EXPECT_EQ(-1, verify(self->b.buf + self->grh, 64, (unsigned int)id));
 }
 
+/*
+ * ibv_post_send() with IBV_SEND_INLINE refuses READ and the fetching
+ * atomics as the builder does (their answer lands in the list): EINVAL,
+ * bad_wr that WR, nothing posted, b's memory untouched.
+ */
+static void post_send_inline_refused(struct __test_metadata *_metadata,
+				     FIXTURE_DATA(qpex) *self)
+{
+	const enum ibv_wr_opcode ops[] = { IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP,
+					   IBV_WR_ATOMIC_FETCH_AND_ADD };
+	uint64_t raddr = (uintptr_t)self->b.buf + 2048;
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(ops); i++) {
+		struct ibv_sge s = { (uintptr_t)self->a.buf, 8, self->a.mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 60 + i, .sg_list = &s, .num_sge = 1, .opcode = ops[i],
+			.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+		}, *bad = NULL;
+
+		if (ops[i] == IBV_WR_RDMA_READ)
+			wr.wr.rdma = (typeof(wr.wr.rdma)){ raddr, self->b.mr->rkey };
+		else
+			wr.wr.atomic = (typeof(wr.wr.atomic)){ raddr, 1, 2, self->b.mr->rkey };
+		memset(self->b.buf + 2048, 0x5a, 8);
+		EXPECT_EQ(EINVAL, ibv_post_send(self->a.qp, &wr, &bad)) TH_LOG("opcode %d", ops[i]);
+		EXPECT_EQ(&wr, bad);
+		expect_clean(_metadata, self, 11 + i);
+		EXPECT_EQ(-1, all_eq(self->b.buf + 2048, 8, 0x5a)) TH_LOG("opcode %d", ops[i]);
+	}
+}
+
 TEST_F(qpex, post_errors)
 {
 	struct ibv_qp_ex *q = self->a.qpx;
@@ -646,6 +677,7 @@ TEST_F(qpex, post_errors)
 		ibv_wr_set_inline_data(q, big, 8);
 		EXPECT_EQ(EINVAL, ibv_wr_complete(q));
 		expect_clean(_metadata, self, 10);
+		post_send_inline_refused(_metadata, self);
 	}
 }
 

@@ -2090,22 +2090,43 @@ TEST_F(rcw, tm_rndv_read_after_sends_gone_again)
 	tmq_destroy(&t);
 }
 
-/* The "wire_ahead" of the engine thread @t of W_DEV, or -1. */
-static long long thread_wire_ahead(unsigned int t)
+/*
+ * Field @field (" name ") of the line of W_DEV's debugfs engine file that
+ * begins with @line ("thread 0 ", "qp 17 "), or -1.
+ */
+static long long engine_field(const char *line, const char *field)
 {
-	char *all = slurp("/sys/kernel/debug/srnic/" W_DEV "/engine"), key[32], *p;
+	char *all = slurp("/sys/kernel/debug/srnic/" W_DEV "/engine"), key[48], *p;
 	long long v = -1;
 
-	snprintf(key, sizeof(key), "\nthread %u ", t);
+	snprintf(key, sizeof(key), "\n%s", line);
 	p = all ? strstr(all, key) : NULL;
 	if (p) {
 		p[strcspn(p + 1, "\n") + 1] = 0;
-		p = strstr(p, " wire_ahead ");
+		p = strstr(p, field);
 		if (p)
-			v = strtoll(p + strlen(" wire_ahead "), NULL, 0);
+			v = strtoll(p + strlen(field), NULL, 0);
 	}
 	free(all);
 	return v;
+}
+
+/* The "wire_ahead" of the engine thread @t of W_DEV, or -1. */
+static long long thread_wire_ahead(unsigned int t)
+{
+	char line[32];
+
+	snprintf(line, sizeof(line), "thread %u ", t);
+	return engine_field(line, " wire_ahead ");
+}
+
+/* How often W_DEV's engine has run QP @qpn (its "visits"), or -1. */
+static long long qp_visits(uint32_t qpn)
+{
+	char line[32];
+
+	snprintf(line, sizeof(line), "qp %u ", qpn);
+	return engine_field(line, " visits ");
 }
 
 /*
@@ -3058,6 +3079,76 @@ TEST_F(rcw, payload_sent_from_huge_and_odp_pages)
 		EXPECT_EQ(0, ibv_dereg_mr(mr));
 		munmap(raw, LEN + HUGE);
 	}
+}
+
+/*
+ * Reads W_DEV's pinned_pages into *@out (-1 if it cannot): the read waits
+ * until the MRs deregistered before it are released (srnic_debugfs.c).
+ */
+static void *pinned_reader(void *out)
+{
+	char *s = slurp("/sys/kernel/debug/srnic/" W_DEV "/pinned_pages");
+
+	*(long long *)out = s ? atoll(s) : -1;
+	free(s);
+	return NULL;
+}
+
+/*
+ * A WRITE that would go ahead of the head's ACK but lies on ODP pages the
+ * requester has not faulted in yet waits for its turn, holding nothing:
+ * once the head is acknowledged it faults them in and goes, and its MR is
+ * released once deregistered.  (Such a try once kept a reference to the
+ * MR: its release then waited for ever, and every MR deregistered after
+ * it, the pinned_pages read and the device's removal with it.)
+ */
+TEST_F(rcw, piece_ahead_on_odp_pages_holds_nothing)
+{
+	enum { LEN = 64 << 10 };
+	const size_t head[1][2] = { { 0, 100 } }, next[1][2] = { { 4096, 200 } };
+	uint32_t psn = W_PSN;
+	long long visits, pinned = -1;
+	struct timespec until;
+	struct ibv_mr *mr;
+	uint64_t end;
+	uint8_t *buf;
+	pthread_t th;
+
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	for (size_t i = 0; i < LEN; i++)
+		buf[i] = zc_byte(i);
+	mr = ibv_reg_mr(self->e.pd, buf, LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
+	if (!mr) {
+		munmap(buf, LEN);
+		SKIP(return, "no ODP MR: %s", strerror(errno));
+	}
+	fill(self->x.buf, 100, 3);
+	ASSERT_EQ(0, post_write_sges(&self->x, 0, self->x.buf, head, 1, self->x.mr->lkey));
+	expect_write_packet(_metadata, self, psn, 1, self->x.buf, 100);
+	/* The head waits for its ACK; the next WRITE is tried ahead of it. */
+	visits = qp_visits(self->x.qp->qp_num);
+	ASSERT_LE(0, visits);
+	ASSERT_EQ(0, post_write_sges(&self->x, 1, buf, next, 1, mr->lkey));
+	end = now_ms() + scaled_ms(WC_MS);
+	while (qp_visits(self->x.qp->qp_num) <= visits && now_ms() < end)
+		usleep(1000);
+	ASSERT_LT(visits, qp_visits(self->x.qp->qp_num));
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn, 0);
+	expect_write_packet(_metadata, self, psn + 1, 1, buf + 4096, 200);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 1, 0);
+	expect_done(_metadata, self, 0, 2);
+	ASSERT_EQ(0, ibv_dereg_mr(mr));
+	/* The read returns once the ODP MR is released: no reference is left. */
+	ASSERT_EQ(0, pthread_create(&th, NULL, pinned_reader, &pinned));
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += scaled_ms(WC_MS) / 1000 + 1;
+	ASSERT_EQ(0, pthread_timedjoin_np(th, NULL, &until))
+		TH_LOG("the ODP MR's release waits for a reference left behind");
+	EXPECT_LE(0, pinned);
+	munmap(buf, LEN);
 }
 
 static int tx_packets_at_least(const char *want)

@@ -1275,7 +1275,9 @@ out:
 /*
  * IB_SEND_INLINE: the bytes are taken at post time, so the source may be
  * rewritten at once and needs no lkey (0 here); two SGEs filling exactly
- * max_inline_data; one byte more fails the post with -EINVAL.
+ * max_inline_data; one byte more fails the post with -EINVAL, and so does
+ * a READ or a fetching atomic with IB_SEND_INLINE (their answer lands in
+ * the list; the engine would have placed it nowhere).
  */
 static int kv_case_rc_send_inline(struct kv_test *t)
 {
@@ -1286,6 +1288,12 @@ static int kv_case_rc_send_inline(struct kv_test *t)
 	struct ib_send_wr swr = { .wr_id = 1, .sg_list = ss, .num_sge = 2,
 				  .opcode = IB_WR_SEND,
 				  .send_flags = IB_SEND_INLINE };
+	struct ib_rdma_wr rd = { .wr = { .wr_id = 3, .num_sge = 1,
+					 .opcode = IB_WR_RDMA_READ,
+					 .send_flags = IB_SEND_INLINE } };
+	struct ib_atomic_wr aw = { .wr = { .wr_id = 4, .num_sge = 1,
+					   .opcode = IB_WR_ATOMIC_FETCH_AND_ADD,
+					   .send_flags = IB_SEND_INLINE } };
 	struct ib_wc swc, rwc;
 	struct kv_rc rc;
 	u32 max;
@@ -1318,6 +1326,15 @@ static int kv_case_rc_send_inline(struct kv_test *t)
 	KV_CHECK(t, err == -EINVAL && bad == &swr,
 		 "%u inline bytes (max %u): %d, bad_wr %s", max + 1, max, err,
 		 bad == &swr ? "right" : "wrong");
+	ss[0].length = 8;
+	rd.wr.sg_list = ss;
+	err = ib_post_send(rc.p.qp[0], &rd.wr, &bad);
+	KV_CHECK(t, err == -EINVAL && bad == &rd.wr,
+		 "READ with IB_SEND_INLINE: %d", err);
+	aw.wr.sg_list = ss;
+	err = ib_post_send(rc.p.qp[0], &aw.wr, &bad);
+	KV_CHECK(t, err == -EINVAL && bad == &aw.wr,
+		 "FETCH_AND_ADD with IB_SEND_INLINE: %d", err);
 	err = 0;
 	KV_TRY(t, kv_poll_none(t, rc.p.cq[0], "sender, after a refused post"));
 out:
