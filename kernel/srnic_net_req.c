@@ -1101,10 +1101,15 @@ static void srnic_req_read_place(struct srnic_engine *eng,
 }
 
 /*
- * The head's READ got its next response: its timer starts again, as on
- * an answer (rxe restarts its timer on every response).  A READ whose
- * responses take longer than a timeout to come, a packet at a time from a
- * slow responder, is not asked for again while they flow.
+ * An answer came from the peer while the head waits: the head's timer
+ * starts again, as rxe's does on every response.  The peer answers in
+ * order, so the head's answer may come after what it is sending now: its
+ * READ's responses a packet at a time, or its answers to the copies a
+ * go-back-N sent, each of which it answers in full (a READ's again).  The
+ * head is asked for again only after a timeout with nothing from the peer:
+ * a timeout for each stale answer flooded a slow responder with more
+ * copies, each retry adding a window of READs to answer.  A peer can hold
+ * a QP of its own connection so, no other.
  */
 static void srnic_req_progress(struct srnic_qp *qp)
 {
@@ -1142,8 +1147,6 @@ static void srnic_req_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 	w->rd_next = (w->rd_next + 1) & SRNIC_PSN_MASK;
 	if ((p->flags & SRNIC_OPF_LAST) && w->rd_bytes == w->out_len)
 		srnic_req_answered(qp, SRNIC_RESP_OK);
-	else
-		srnic_req_progress(qp);
 }
 
 /*
@@ -1257,6 +1260,8 @@ void srnic_net_req_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	s32 d, n;
 
 	spin_lock(&w->lock);
+	if (w->out && !w->answered)
+		srnic_req_progress(qp);
 	d = srnic_psn_diff(p->psn, w->out_first);
 	n = srnic_psn_diff(w->out_last, w->out_first);
 	/* Also while the head's WQE completes and the next is not yet the head. */

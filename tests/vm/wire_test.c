@@ -3554,6 +3554,49 @@ TEST_F(rcw, read_responses_as_they_come_hold_the_timer)
 }
 
 /*
+ * While the head waits, the peer sends answers to what it was asked before
+ * (rxe answers each copy a go-back-N sent, in full: here the first READ's
+ * response again), 50 ms apart for three times the head's timeout: the
+ * peer is working through them, with the head's answer behind, so the
+ * head is not asked for again.  Answered at last, it completes with its
+ * data and no retransmission, and the next thing srnic sends is the SEND
+ * posted after it.  (With a timer that only the head's own responses
+ * restarted, a slow rxe drew copy after copy until RETRY_EXC_ERR.)
+ */
+TEST_F(rcw, stale_answers_hold_the_timer)
+{
+	const uint8_t rd[] = { OP_READ_REQ }, send[] = { OP_SEND_ONLY };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+	long long retransmits = counter("retransmits");
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+
+	ep_destroy(&self->x);
+	/* 134 ms; the stale answers 50 ms apart, 400 ms in all. */
+	rc_connect(_metadata, self, 15);
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 0, mtu));
+	expect_requests(_metadata, self, rd, 1, psn);
+	peer_read_resp(_metadata, self, OP_READ_ONLY, psn, mtu, 0x50);
+	expect_done(_metadata, self, 1, 1);
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 2, mtu, mtu));
+	expect_requests(_metadata, self, rd, 1, psn + 1);
+	for (int i = 0; i < 8; i++) {
+		usleep(50 * 1000);
+		peer_read_resp(_metadata, self, OP_READ_ONLY, psn, mtu, 0x50);
+	}
+	peer_read_resp(_metadata, self, OP_READ_ONLY, psn + 1, mtu, 0x51);
+	expect_done(_metadata, self, 2, 1);
+	EXPECT_EQ(-1, all_eq(self->x.buf, mtu, 0x50));
+	EXPECT_EQ(-1, all_eq(self->x.buf + mtu, mtu, 0x51));
+	wr_init(&wr, &sge, &self->x, IBV_WR_SEND, 3, 0, 64, IBV_SEND_SIGNALED, NULL, 0, 0);
+	ASSERT_EQ(0, ibv_post_send(self->x.qp, &wr, &bad));
+	expect_requests(_metadata, self, send, 1, psn + 2);
+	EXPECT_EQ(retransmits, counter("retransmits"));
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 2, 0);
+	expect_done(_metadata, self, 3, 1);
+}
+
+/*
  * srnic as the requester under seeded random answers: WRITEs, SENDs, READs
  * of several packets and atomics in flight (max_rd_atomic 4), and the
  * peer answering with ACKs, NAKs and RNR NAKs of any code, READ responses
