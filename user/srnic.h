@@ -270,6 +270,8 @@ int srnic_wqe_set_ud(struct srnic_wqe_ctrl *ctrl, const struct ibv_ah *ibah,
 int srnic_wqe_set_sges(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
 		       const struct ibv_sge *sg, size_t num_sge);
 void srnic_wqe_inline_begin(struct srnic_wqe_ctrl *ctrl);
+int srnic_wqe_inline_add(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
+			 const void *addr, size_t len);
 
 /* READ and the fetching atomics: their answer lands in the list, nothing to inline. */
 static inline bool srnic_op_lands_answer(unsigned int op)
@@ -277,8 +279,7 @@ static inline bool srnic_op_lands_answer(unsigned int op)
 	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
-int srnic_wqe_inline_add(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
-			 const void *addr, size_t len);
+
 void srnic_sq_ring(struct srnic_qp *qp);
 int srnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
