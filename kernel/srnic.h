@@ -364,6 +364,7 @@ enum srnic_fault_kind {
 	SRNIC_FAULT_DUPLICATE,		/* a request arrives twice */
 	SRNIC_FAULT_CORRUPT,		/* a request fails the ICRC check */
 	SRNIC_FAULT_ODP_BUSY,		/* an ODP fault finds its range changing */
+	SRNIC_FAULT_ODP_SLOW,		/* a QP's ODP fault takes delay_us first */
 	SRNIC_FAULT_NUM
 };
 

@@ -86,8 +86,19 @@ static void srnic_dealloc_driver(struct ib_device *ibdev)
 	free_percpu(sdev->pcnt);
 }
 
+/*
+ * Listed for the packet hook and the loopback once the core has the GID
+ * table (registration made it): before that a lookup would find none, and
+ * a packet arriving on the netdev meanwhile would crash the hook.
+ */
+static int srnic_enable_driver(struct ib_device *ibdev)
+{
+	return srnic_registry_add(to_sdev(ibdev));
+}
+
 static const struct ib_device_ops srnic_link_dev_ops = {
 	.dealloc_driver = srnic_dealloc_driver,
+	.enable_driver = srnic_enable_driver,
 };
 
 static int srnic_check_netdev(struct net_device *ndev)
@@ -202,9 +213,6 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	if (err)
 		goto err_dealloc;
 	sdev->ibdev.num_comp_vectors = sdev->sched.nthreads;
-	err = srnic_registry_add(sdev);
-	if (err)
-		goto err_dealloc;
 
 	/*
 	 * Parented as a hardware RNIC is, by the netdev's own parent (a PCI

@@ -16,6 +16,7 @@
  * mark has finished with the pages by then; one that began after sees the
  * mark and faults.  So no page is touched after its invalidation returns.
  */
+#include <linux/delay.h>
 #include <linux/sched/mm.h>
 #include <linux/workqueue.h>
 
@@ -446,7 +447,11 @@ static void srnic_fault_work(struct work_struct *work)
 {
 	struct srnic_qp *qp = container_of(work, struct srnic_qp, fault_work);
 	struct srnic_fault *f = &qp->fault;
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 
+	/* Injected: a fault as slow as one waiting for a disk. */
+	if (srnic_should_fail(sdev, SRNIC_FAULT_ODP_SLOW, qp->qpn))
+		fsleep(READ_ONCE(sdev->faults.delay_us));
 	qp->fault_err = srnic_odp_fault(f->mr, f->iova, f->len, f->write,
 					false);
 	srnic_mr_put(f->mr);
@@ -466,15 +471,20 @@ void srnic_qp_fault_init(struct srnic_qp *qp)
  * The WQE at the head of @qp's send queue needs @f resolved (its reference
  * moves to the QP): the QP waits, the fault runs in the workqueue.
  * Returns false if that same fault already failed: the WQE then completes
- * in error (the fault's error is consumed).
+ * in error (the fault's error is consumed).  While a fault is out, another
+ * is dropped and the QP goes on waiting: the WQE is tried again after.
  */
 bool srnic_qp_fault(struct srnic_qp *qp, struct srnic_fault *f)
 {
-	if (qp->fault_err) {
-		qp->fault_err = 0;
+	/* One at a time: the QP's fault record and work may be in use. */
+	if (qp->fault_wait || qp->fault_err) {
+		bool waiting = qp->fault_wait;
+
+		if (!waiting)
+			qp->fault_err = 0;
 		srnic_mr_put(f->mr);
 		f->mr = NULL;
-		return false;
+		return waiting;
 	}
 	qp->fault = *f;
 	f->mr = NULL;

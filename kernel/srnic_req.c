@@ -892,7 +892,14 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 	qp->visits++;
 	state = READ_ONCE(qp->state);
 	if (state == IB_QPS_ERR) {
-		done = srnic_complete_answered(sdev, eng, qp);
+		/*
+		 * An answered WQE whose pages are being faulted in completes
+		 * once they are (srnic_fault_work() kicks us), then the flush.
+		 */
+		if (!smp_load_acquire(&qp->fault_wait))
+			done = srnic_complete_answered(sdev, eng, qp);
+		if (qp->fault_wait)
+			goto out;
 		if (qp->xport->forget)
 			qp->xport->forget(qp);
 		done += srnic_qp_flush(qp);

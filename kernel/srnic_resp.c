@@ -558,6 +558,15 @@ enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst
 		srnic_sg_release(&eng->remote);
 		return SRNIC_RESP_NAK_ACCESS;
 	}
+	/*
+	 * A DM MR's iova 0 is wherever its DM offset put it: an aligned iova
+	 * may still be a split 8 bytes, which a locked instruction must not
+	 * touch (a split lock; an alignment fault elsewhere).
+	 */
+	if ((uintptr_t)p & 7) {
+		srnic_sg_release(&eng->remote);
+		return SRNIC_RESP_NAK_INV;
+	}
 	if (write)
 		WRITE_ONCE(*p, m->compare_add);
 	else if (m->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP)

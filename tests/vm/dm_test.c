@@ -153,6 +153,40 @@ TEST_F(dm, traffic)
 	ep_destroy(&b);
 }
 
+/*
+ * An MR over device memory from an offset that is not a multiple of 8: an
+ * aligned iova there is a split 8 bytes, which no atomic may touch (a
+ * locked instruction across two cache lines; an alignment fault on some
+ * CPUs).  The atomic fails as a misaligned one does, and changes nothing.
+ */
+TEST_F(dm, atomic_on_a_split_word)
+{
+	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC |
+		     IBV_ACCESS_ZERO_BASED;
+	struct ibv_dm *dm = dm_alloc(self->e.ctx, 4096, 0);
+	uint8_t want[64], got[64];
+	struct ibv_mr *mr;
+	struct ep a, b;
+
+	if (!has_atomics(&self->e))
+		SKIP(return, "no atomics");
+	ASSERT_NE(NULL, dm);
+	fill(want, sizeof(want), 5);
+	ASSERT_EQ(0, ibv_memcpy_to_dm(dm, 0, want, sizeof(want)));
+	mr = ibv_reg_dm_mr(self->e.pd, dm, 4, 1024, access);
+	ASSERT_NE(NULL, mr) TH_LOG("reg_dm_mr: %s", strerror(errno));
+	ASSERT_EQ(0, pair_make(&self->e, &o, &o, &a, &b));
+	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR,
+		  rdma_op(&a, IBV_WR_ATOMIC_FETCH_AND_ADD, 0, 8, 8, mr->rkey, 2));
+	ASSERT_EQ(0, ibv_memcpy_from_dm(got, dm, 0, sizeof(got)));
+	EXPECT_EQ(0, memcmp(want, got, sizeof(got)));
+	ep_destroy(&a);
+	ep_destroy(&b);
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	EXPECT_EQ(0, ibv_free_dm(dm));
+}
+
 /* Device memory a process leaves behind is the device's again. */
 TEST_F(dm, released_at_exit)
 {

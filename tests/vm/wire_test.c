@@ -265,6 +265,58 @@ static int peer_socket(int domain, int type, int proto)
 	return s;
 }
 
+/* Sends small datagrams to srnic's side, port 4791, from the peer's namespace until told. */
+struct flood {
+	volatile int stop;
+	long long sent;
+};
+
+static void *flood_4791(void *arg)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(4791) };
+	uint8_t bth[16] = { 0x64, 0, 0xff, 0xff, 0, 0, 0, 1 };
+	struct flood *f = arg;
+	int u = peer_socket(AF_INET, SOCK_DGRAM, 0);
+
+	inet_pton(AF_INET, W_ME, &to.sin_addr);
+	while (u >= 0 && !f->stop)
+		if (sendto(u, bth, sizeof(bth), MSG_DONTWAIT, (struct sockaddr *)&to,
+			   sizeof(to)) == sizeof(bth))
+			f->sent++;
+	if (u >= 0)
+		close(u);
+	return NULL;
+}
+
+/*
+ * RoCEv2 datagrams arriving on a netdev all the while its srnic device is
+ * made and removed, again and again: the packet hook finds the device only
+ * once it can answer.  (It once found it listed before the core had made
+ * its GID table: the hook's lookup of a packet's address read through a
+ * NULL table and the kernel crashed in softirq.)
+ */
+TEST(link_made_under_a_flood)
+{
+	struct flood f = {};
+	struct env e = {};
+	pthread_t th;
+	int made = 0;
+
+	net_up(_metadata, 0, &e);
+	env_close(&e);
+	ASSERT_EQ(0, sh("rdma link del " W_DEV));
+	ASSERT_EQ(0, pthread_create(&th, NULL, flood_4791, &f));
+	for (int i = 0; i < 40; i++) {
+		made += !sh("rdma link add " W_DEV " type srnic netdev " W_VETH "0");
+		sh("rdma link del " W_DEV " 2>/dev/null");
+	}
+	f.stop = 1;
+	pthread_join(th, NULL);
+	net_down();
+	EXPECT_EQ(40, made);
+	EXPECT_LT(1000, f.sent) TH_LOG("only %lld datagrams sent", f.sent);
+}
+
 FIXTURE_SETUP(wire)
 {
 	struct qp_opts o;
@@ -3095,6 +3147,48 @@ static void *pinned_reader(void *out)
 }
 
 /*
+ * Deregisters @mr; the pinned_pages read, which waits until the MRs
+ * deregistered before it are released, returns: no reference is left.
+ */
+static void dereg_released(struct __test_metadata *_metadata, struct ibv_mr *mr)
+{
+	long long pinned = -1;
+	struct timespec until;
+	pthread_t th;
+
+	ASSERT_EQ(0, ibv_dereg_mr(mr));
+	ASSERT_EQ(0, pthread_create(&th, NULL, pinned_reader, &pinned));
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += scaled_ms(WC_MS) / 1000 + 1;
+	ASSERT_EQ(0, pthread_timedjoin_np(th, NULL, &until))
+		TH_LOG("the ODP MR's release waits for a reference left behind");
+	EXPECT_LE(0, pinned);
+}
+
+/*
+ * srnic's QP again, with long timers, and an ODP MR over @len bytes of
+ * anonymous memory at *@buf, filled with zc_byte(); NULL (and nothing
+ * mapped) if there is no such MR.
+ */
+static struct ibv_mr *rc_connect_odp(struct __test_metadata *_metadata,
+				     FIXTURE_DATA(rcw) *self, size_t len, uint8_t **buf)
+{
+	struct ibv_mr *mr;
+
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	*buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*buf == MAP_FAILED)
+		return NULL;
+	for (size_t i = 0; i < len; i++)
+		(*buf)[i] = zc_byte(i);
+	mr = ibv_reg_mr(self->e.pd, *buf, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
+	if (!mr)
+		munmap(*buf, len);
+	return mr;
+}
+
+/*
  * A WRITE that would go ahead of the head's ACK but lies on ODP pages the
  * requester has not faulted in yet waits for its turn, holding nothing:
  * once the head is acknowledged it faults them in and goes, and its MR is
@@ -3107,24 +3201,14 @@ TEST_F(rcw, piece_ahead_on_odp_pages_holds_nothing)
 	enum { LEN = 64 << 10 };
 	const size_t head[1][2] = { { 0, 100 } }, next[1][2] = { { 4096, 200 } };
 	uint32_t psn = W_PSN;
-	long long visits, pinned = -1;
-	struct timespec until;
 	struct ibv_mr *mr;
+	long long visits;
 	uint64_t end;
 	uint8_t *buf;
-	pthread_t th;
 
-	ep_destroy(&self->x);
-	rc_connect(_metadata, self, 20);
-	buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, buf);
-	for (size_t i = 0; i < LEN; i++)
-		buf[i] = zc_byte(i);
-	mr = ibv_reg_mr(self->e.pd, buf, LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
-	if (!mr) {
-		munmap(buf, LEN);
+	mr = rc_connect_odp(_metadata, self, LEN, &buf);
+	if (!mr)
 		SKIP(return, "no ODP MR: %s", strerror(errno));
-	}
 	fill(self->x.buf, 100, 3);
 	ASSERT_EQ(0, post_write_sges(&self->x, 0, self->x.buf, head, 1, self->x.mr->lkey));
 	expect_write_packet(_metadata, self, psn, 1, self->x.buf, 100);
@@ -3140,14 +3224,91 @@ TEST_F(rcw, piece_ahead_on_odp_pages_holds_nothing)
 	expect_write_packet(_metadata, self, psn + 1, 1, buf + 4096, 200);
 	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + 1, 0);
 	expect_done(_metadata, self, 0, 2);
-	ASSERT_EQ(0, ibv_dereg_mr(mr));
-	/* The read returns once the ODP MR is released: no reference is left. */
-	ASSERT_EQ(0, pthread_create(&th, NULL, pinned_reader, &pinned));
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += scaled_ms(WC_MS) / 1000 + 1;
-	ASSERT_EQ(0, pthread_timedjoin_np(th, NULL, &until))
-		TH_LOG("the ODP MR's release waits for a reference left behind");
-	EXPECT_LE(0, pinned);
+	dereg_released(_metadata, mr);
+	munmap(buf, LEN);
+}
+
+#define W_DBG "/sys/kernel/debug/srnic/" W_DEV "/"
+
+/* A number in W_DEV's debugfs file @file, after "@field " if @field, or -1. */
+static long long dbg_number(const char *file, const char *field)
+{
+	char *all = slurp(file), *p = all;
+	long long v = -1;
+
+	if (p && field) {
+		p = strstr(p, field);
+		if (p)
+			p += strlen(field) + 1;
+	}
+	if (p)
+		v = atoll(p);
+	free(all);
+	return v;
+}
+
+static int odp_slow_injected(const char *unused)
+{
+	return dbg_number(W_DBG "fault/odp_slow/injected", NULL) > 0;
+}
+
+/*
+ * A WQE sent ahead whose pages are then taken away faults them in again
+ * when it becomes the head.  An ACK for it and an error of the QP (the
+ * peer's WRITE with a bad key) that come while that fault is out (made
+ * slow here) wait for it: the WQE completes, then the flush.  (The QP in
+ * error once asked for a second fault while the first was out, and the
+ * fault's work then ran again on the record it had cleared: a NULL MR,
+ * and the kernel crashed.)
+ */
+TEST_F(rcw, error_while_the_head_faults)
+{
+	enum { LEN = 64 << 10 };
+	const size_t head[1][2] = { { 0, 100 } }, next[1][2] = { { 4096, 200 } };
+	struct rcpkt bad = rc_reth(OP_WRITE_ONLY, W_PSN, (uintptr_t)self->x.buf, 0, 64);
+	struct rcpkt ack = { .opcode = OP_ACK, .psn = W_PSN + 1, .ext_len = 4 };
+	struct ibv_sge whole;
+	struct ibv_mr *mr;
+	long long faults;
+	struct ibv_wc wc;
+	uint8_t *buf;
+
+	mr = rc_connect_odp(_metadata, self, LEN, &buf);
+	if (!mr)
+		SKIP(return, "no ODP MR: %s", strerror(errno));
+	whole = (struct ibv_sge){ (uintptr_t)buf, LEN, mr->lkey };
+	ASSERT_EQ(0, ibv_advise_mr(self->e.pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+				   IBV_ADVISE_MR_FLAG_FLUSH, &whole, 1));
+	fill(self->x.buf, 100, 3);
+	ASSERT_EQ(0, post_write_sges(&self->x, 7, self->x.buf, head, 1, self->x.mr->lkey));
+	expect_write_packet(_metadata, self, W_PSN, 1, self->x.buf, 100);
+	ASSERT_EQ(0, post_write_sges(&self->x, 0, buf, next, 1, mr->lkey));
+	expect_write_packet(_metadata, self, W_PSN + 1, 1, buf + 4096, 200);
+	ASSERT_EQ(0, madvise(buf, LEN, MADV_DONTNEED));
+	/* The next fault of this QP's takes a second before it starts. */
+	ASSERT_EQ(0, sh("cd " W_DBG "fault && echo 1000000 > delay_us && cd odp_slow && "
+			"echo %u > qpn && echo 1 > times && echo 100 > probability",
+			self->x.qp->qp_num));
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, W_PSN, 0);
+	expect_done(_metadata, self, 7, 1);
+	ASSERT_TRUE(wait_until(odp_slow_injected, NULL, 1, WC_MS));
+	faults = dbg_number(W_DBG "odp", "page_faults");
+	ack.ext[0] = SYN_ACK | 0x1f;
+	bad.len = 64;
+	ASSERT_EQ(0, rc_send_pkt(self, &ack));
+	ASSERT_EQ(0, rc_send_pkt(self, &bad));
+	expect_ack(_metadata, self, SYN_NAK_ACCESS, W_PSN);
+	EXPECT_TRUE(wait_state(self->x.qp, IBV_QPS_ERR, WC_MS));
+	/* What this test is about: the QP failed while its fault was out. */
+	ASSERT_EQ(faults, dbg_number(W_DBG "odp", "page_faults"));
+	ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
+	EXPECT_EQ(0, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", ibv_wc_status_str(wc.status));
+	EXPECT_LT(faults, dbg_number(W_DBG "odp", "page_faults"));
+	ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+	EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+	dereg_released(_metadata, mr);
 	munmap(buf, LEN);
 }
 
