@@ -61,9 +61,10 @@ static void srnic_dealloc_driver(struct ib_device *ibdev)
 	srnic_registry_del(sdev);
 	/* No packet hook still holds the device: it queues nothing more. */
 	synchronize_net();
+	/* Its files read the engine threads: gone (readers waited for) first. */
+	srnic_debugfs_remove_dev(sdev);
 	srnic_engine_stop(sdev);
 	srnic_mcast_cleanup(sdev);
-	srnic_debugfs_remove_dev(sdev);
 	/* Deregistered MRs may still wait for their batch's grace period. */
 	srnic_mr_flush_released(sdev);
 	WARN_ON(atomic_read(&sdev->num_pd));

@@ -4,6 +4,8 @@
  * "rmmod srnic" must not wait for the process, which sees DEVICE_FATAL, finds
  * its mappings zapped, and can still release everything without harm.
  */
+#include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
@@ -136,6 +138,61 @@ TEST_F(removal, link_del_then_process_exits)
  * rmmod with a context open (run last: it removes every srnic device).
  * Guarded so a plain run of this suite does not unload the module.
  */
+/* Reads every debugfs file of device @arg's until told, counting the reads that got something. */
+struct dbg_reader {
+	const char *dev;
+	volatile int stop;
+	long reads;
+};
+
+static void *read_debugfs(void *arg)
+{
+	static const char *const files[] = { "engine", "mkeys", "mtt", "odp", "raw",
+					     "pinned_pages" };
+	struct dbg_reader *r = arg;
+	char path[128], buf[4096];
+
+	while (!r->stop)
+		for (unsigned int i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			int fd;
+
+			snprintf(path, sizeof(path), "/sys/kernel/debug/srnic/%s/%s", r->dev,
+				 files[i]);
+			fd = open(path, O_RDONLY);
+			if (fd < 0)
+				continue;
+			while (read(fd, buf, sizeof(buf)) > 0)
+				r->reads++;
+			close(fd);
+		}
+	return NULL;
+}
+
+/*
+ * The device's debugfs files read all the while it is made and removed:
+ * they go before what they show.  (The engine's file once outlived the
+ * engine threads it reads, and a read during "rdma link del" read their
+ * freed array, or a NULL one.)
+ */
+TEST_F(removal, debugfs_read_while_removed)
+{
+	struct dbg_reader r = { .dev = "rmdev3" };
+	pthread_t th;
+	int made = 0;
+
+	if (access("/sys/kernel/debug/srnic", F_OK))
+		SKIP(return, "no srnic debugfs (debugfs not mounted?)");
+	ASSERT_EQ(0, pthread_create(&th, NULL, read_debugfs, &r));
+	for (int i = 0; i < 40; i++) {
+		made += !sh("rdma link add rmdev3 type srnic netdev %s", self->ifa);
+		sh("rdma link del rmdev3 2>/dev/null");
+	}
+	r.stop = 1;
+	pthread_join(th, NULL);
+	EXPECT_EQ(40, made);
+	EXPECT_LT(0, r.reads);
+}
+
 TEST(rmmod_with_open_context)
 {
 	struct user_of_device u = {};
