@@ -18,14 +18,6 @@
 #include "kselftest_harness.h"
 #include "srnic_test.h"
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
-}
-
 /* Polls @cq for one completion for at most @ms; returns 1, 0 or -1. */
 static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
 {

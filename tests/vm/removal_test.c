@@ -177,19 +177,16 @@ static void *read_debugfs(void *arg)
 TEST_F(removal, debugfs_read_while_removed)
 {
 	struct dbg_reader r = { .dev = "rmdev3" };
+	int made, rounds;
 	pthread_t th;
-	int made = 0;
 
 	if (access("/sys/kernel/debug/srnic", F_OK))
 		SKIP(return, "no srnic debugfs (debugfs not mounted?)");
 	ASSERT_EQ(0, pthread_create(&th, NULL, read_debugfs, &r));
-	for (int i = 0; i < 40; i++) {
-		made += !sh("rdma link add rmdev3 type srnic netdev %s", self->ifa);
-		sh("rdma link del rmdev3 2>/dev/null");
-	}
+	rounds = link_churn("rmdev3", self->ifa, 40, 10000, &made);
 	r.stop = 1;
 	pthread_join(th, NULL);
-	EXPECT_EQ(40, made);
+	EXPECT_EQ(rounds, made);
 	EXPECT_LT(0, r.reads);
 }
 

@@ -27,6 +27,14 @@ static inline uint64_t scaled_ms(uint64_t ms)
 	return s && atoi(s) > 0 ? ms * atoi(s) : ms;
 }
 
+static inline uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
 /* A seeded generator: runs are reproducible from their seed. */
 static inline uint64_t xorshift(uint64_t *s)
 {
@@ -80,6 +88,25 @@ static inline int sh_err(char *err, size_t len, const char *fmt, ...)
 	err[n] = 0;
 	st = pclose(f);
 	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
+/*
+ * Makes srnic device @dev on @netdev and removes it again, @max times or
+ * for @budget_ms (scaled), whichever ends first; how many makes succeeded
+ * in *@made.  Returns the rounds: a debug kernel does far fewer.
+ */
+static inline int link_churn(const char *dev, const char *netdev, int max,
+			     uint64_t budget_ms, int *made)
+{
+	uint64_t end = now_ms() + scaled_ms(budget_ms);
+	int i;
+
+	*made = 0;
+	for (i = 0; i < max && (!i || now_ms() < end); i++) {
+		*made += !sh("rdma link add %s type srnic netdev %s", dev, netdev);
+		sh("rdma link del %s 2>/dev/null", dev);
+	}
+	return i;
 }
 
 static inline struct ibv_device *find_ibv_device(struct ibv_device **list,

@@ -32,13 +32,6 @@ static inline int test_gid_index(void)
 	return s && *s ? atoi(s) : 0;
 }
 
-static inline uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
-}
 
 struct env {
 	struct ibv_context *ctx;

@@ -299,21 +299,18 @@ TEST(link_made_under_a_flood)
 {
 	struct flood f = {};
 	struct env e = {};
+	int made, rounds;
 	pthread_t th;
-	int made = 0;
 
 	net_up(_metadata, 0, &e);
 	env_close(&e);
 	ASSERT_EQ(0, sh("rdma link del " W_DEV));
 	ASSERT_EQ(0, pthread_create(&th, NULL, flood_4791, &f));
-	for (int i = 0; i < 40; i++) {
-		made += !sh("rdma link add " W_DEV " type srnic netdev " W_VETH "0");
-		sh("rdma link del " W_DEV " 2>/dev/null");
-	}
+	rounds = link_churn(W_DEV, W_VETH "0", 40, 10000, &made);
 	f.stop = 1;
 	pthread_join(th, NULL);
 	net_down();
-	EXPECT_EQ(40, made);
+	EXPECT_EQ(rounds, made);
 	EXPECT_LT(1000, f.sent) TH_LOG("only %lld datagrams sent", f.sent);
 }
 
