@@ -3726,12 +3726,20 @@ TEST_F(rcw, stale_answers_hold_the_timer)
 	const uint8_t rd[] = { OP_READ_REQ }, send[] = { OP_SEND_ONLY };
 	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
 	long long retransmits = counter("retransmits");
+	uint8_t timeout = 15, scale = scaled_ms(1);
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
 
+	/*
+	 * 134 ms; the stale answers 50 ms apart, 400 ms in all.  A slow
+	 * kernel takes longer to send and to take each: all times scaled.
+	 */
+	while (scale > 1) {
+		timeout++;
+		scale = (scale + 1) / 2;
+	}
 	ep_destroy(&self->x);
-	/* 134 ms; the stale answers 50 ms apart, 400 ms in all. */
-	rc_connect(_metadata, self, 15);
+	rc_connect(_metadata, self, timeout);
 	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 0, mtu));
 	expect_requests(_metadata, self, rd, 1, psn);
 	peer_read_resp(_metadata, self, OP_READ_ONLY, psn, mtu, 0x50);
@@ -3739,7 +3747,7 @@ TEST_F(rcw, stale_answers_hold_the_timer)
 	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 2, mtu, mtu));
 	expect_requests(_metadata, self, rd, 1, psn + 1);
 	for (int i = 0; i < 8; i++) {
-		usleep(50 * 1000);
+		usleep(scaled_ms(50) * 1000);
 		peer_read_resp(_metadata, self, OP_READ_ONLY, psn, mtu, 0x50);
 	}
 	peer_read_resp(_metadata, self, OP_READ_ONLY, psn + 1, mtu, 0x51);
