@@ -890,14 +890,16 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 		return -EBUSY;
 	}
 	qp->visits++;
+	/*
+	 * Waiting for an ODP page fault, in any state: srnic_fault_work()
+	 * kicks us.  In error too, an answered WQE whose pages are being
+	 * faulted in completes once they are, before the flush.
+	 */
+	if (smp_load_acquire(&qp->fault_wait))
+		goto out;
 	state = READ_ONCE(qp->state);
 	if (state == IB_QPS_ERR) {
-		/*
-		 * An answered WQE whose pages are being faulted in completes
-		 * once they are (srnic_fault_work() kicks us), then the flush.
-		 */
-		if (!smp_load_acquire(&qp->fault_wait))
-			done = srnic_complete_answered(sdev, eng, qp);
+		done = srnic_complete_answered(sdev, eng, qp);
 		if (qp->fault_wait)
 			goto out;
 		if (qp->xport->forget)
@@ -907,9 +909,6 @@ int srnic_qp_process(struct srnic_dev *sdev, struct srnic_engine *eng,
 	}
 	/* XRC target QPs have no send queue. */
 	if (state != IB_QPS_RTS || !srnic_qp_has_sq(qp))
-		goto out;
-	/* Waiting for an ODP page fault: srnic_fault_work() kicks us. */
-	if (smp_load_acquire(&qp->fault_wait))
 		goto out;
 	if (qp->rnr_wait) {
 		/* A wire answer ends the wait for it early. */

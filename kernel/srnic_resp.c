@@ -546,11 +546,6 @@ enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst
 			      &eng->remote);
 	if (r != SRNIC_RESP_OK)
 		return r;
-	/* The MR's iova: a window may translate the remote address. */
-	if (eng->remote.e[0].iova & 7) {
-		srnic_sg_release(&eng->remote);
-		return SRNIC_RESP_NAK_INV;
-	}
 	p = (u64 *)srnic_mr_kva(eng->remote.e[0].mr, eng->remote.e[0].iova,
 				&contig);
 	/* A fast-registration MR invalidated meanwhile translates nothing. */
@@ -559,11 +554,11 @@ enum srnic_resp srnic_resp_atomic(struct srnic_engine *eng, struct srnic_qp *dst
 		return SRNIC_RESP_NAK_ACCESS;
 	}
 	/*
-	 * A DM MR's iova 0 is wherever its DM offset put it: an aligned iova
-	 * may still be a split 8 bytes, which a locked instruction must not
-	 * touch (a split lock; an alignment fault elsewhere).
+	 * Aligned: the MR's iova (a window may translate the remote address)
+	 * and the word itself, which a DM MR's offset may split (a locked
+	 * instruction across two lines: a split lock, elsewhere a fault).
 	 */
-	if ((uintptr_t)p & 7) {
+	if ((eng->remote.e[0].iova | (uintptr_t)p) & 7) {
 		srnic_sg_release(&eng->remote);
 		return SRNIC_RESP_NAK_INV;
 	}
