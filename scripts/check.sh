@@ -9,6 +9,7 @@ build=${BUILD:-$top/build}
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
+t0=$SECONDS
 echo "# ==== host unit tests (ctest)"
 (cd "$build/cmake" && ctest --output-on-failure) 2>&1 | tee "$log/host.txt"
 host_rc=${PIPESTATUS[0]}
@@ -18,6 +19,8 @@ host_failed=$(sed -n 's/.*, \([0-9]*\) tests failed out of.*/\1/p' "$log/host.tx
 host_total=${host_total:-0} host_failed=${host_failed:-0}
 [ "$host_rc" -eq 0 ] || [ "$host_failed" -gt 0 ] || host_failed=1
 host_passed=$((host_total - host_failed))
+echo "part| host $host_passed $host_failed 0 $((SECONDS - t0))" >"$log/parts.txt"
+t0=$SECONDS hdr_passed=$host_passed hdr_failed=$host_failed
 
 # The module builds against every other kernel's headers installed (Debian 12's default 6.1 from
 # linux-headers-amd64), in a copy: Kbuild writes next to the sources.
@@ -36,7 +39,10 @@ for kb in /lib/modules/*/build; do
 	fi
 done
 
+echo "part| headers $((host_passed - hdr_passed)) $((host_failed - hdr_failed)) 0 $((SECONDS - t0))" >>"$log/parts.txt"
+
 echo "# ==== VM suites"
+t0=$SECONDS
 # make check-debug sets SRNIC_KBUILD (its kernel) and SRNIC_MODULE (srnic built for it).
 kbuild=()
 [ -z "${SRNIC_KBUILD:-}" ] || kbuild=(--kernel-build "$SRNIC_KBUILD")
@@ -58,16 +64,48 @@ if [ "$vm_rc" -ne 0 ] && [ "$vm_failed" -eq 0 ]; then
 	echo "not ok - VM run (qemu/run status $vm_rc: crash, hang or kernel warning)" | tee -a "$log/own.txt"
 	vm_failed=1
 fi
+grep -E '^part\| ' "$log/vm.txt" >>"$log/parts.txt"
+# What ran outside a named part (device set-up, the checks between parts), and the boot.
+awk -v p="$vm_passed" -v f="$vm_failed" -v s="$vm_skipped" -v t=$((SECONDS - t0)) '
+	{ p -= $3; f -= $4; s -= $5; t -= $6 }
+	END { print "part| vm:rest", p, f, s, (t < 0 ? 0 : t) }' <(grep -E '^part\| ' "$log/vm.txt") >>"$log/parts.txt"
 
 # Two hosts: two guests on one Ethernet wire (qemu/run-pair), each running tests/vm/pair-smoke.sh.
 pair_passed=0 pair_failed=0
 if [ -z "${SRNIC_SUITES:-}" ] || [[ " $SRNIC_SUITES " == *" pair "* ]]; then
 	echo "# ==== two hosts (qemu/run-pair)"
+	t0=$SECONDS
 	qemu/run-pair --timeout "${PAIR_TIMEOUT:-1800}" "${kbuild[@]}" \
 		--module "${SRNIC_MODULE:-kernel/srnic.ko}" -- tests/vm/pair-smoke.sh 2>&1 | tee "$log/pair.txt"
 	pair_rc=${PIPESTATUS[0]}
 	pair_passed=$(grep -cE '^[ab]\| ok - ' "$log/pair.txt")
 	pair_failed=$(grep -cE '^[ab]\| not ok - ' "$log/pair.txt")
+	# Each guest declares its plan ("1..N"): a guest that stopped early fails its missing checks.
+	for g in a b; do
+		plan=$(sed -n "s/^$g| 1\.\.\([0-9]*\)\$/\1/p" "$log/pair.txt" | head -n 1)
+		ran=$(grep -cE "^$g\| (not )?ok - " "$log/pair.txt")
+		if [ -z "$plan" ] || [ "$ran" -lt "$plan" ]; then
+			echo "not ok - two hosts: $g ran $ran of its ${plan:-undeclared} checks" | tee -a "$log/own.txt"
+			pair_failed=$((pair_failed + ${plan:-$((ran + 1))} - ran))
+		fi
+	done
+	# Its parts: "part| NAME SECONDS" closes a part on a guest; the checks since the last one are
+	# its own.  A part's time is its slower guest's.
+	awk '
+		match($0, /^[ab]\| /) {
+			g = substr($0, 1, 1); r = substr($0, 4)
+			if (r ~ /^ok - /) ok[g]++
+			else if (r ~ /^not ok - /) nok[g]++
+			else if (r ~ /^part\| /) {
+				split(r, w, " "); n = w[2]
+				if (!(n in secs)) order[++k] = n
+				P[n] += ok[g]; F[n] += nok[g]; if (w[3] > secs[n]) secs[n] = w[3]
+				ok[g] = nok[g] = 0
+			}
+		}
+		END { for (i = 1; i <= k; i++) printf "part| pair:%s %d %d 0 %d\n", order[i], P[order[i]], F[order[i]], secs[order[i]] }
+	' "$log/pair.txt" >>"$log/parts.txt"
+	echo "part| pair:boot+rest - - - $((SECONDS - t0))" >>"$log/parts.txt"
 	if [ "$pair_rc" -ne 0 ] && [ "$pair_failed" -eq 0 ]; then
 		echo "not ok - two hosts (qemu/run-pair status $pair_rc: crash, hang or kernel warning)" | tee -a "$log/own.txt"
 		pair_failed=1
@@ -93,6 +131,11 @@ if [ $((host_failed + vm_failed + pair_failed)) -gt 0 ]; then
 	grep -hE '^(not ok|[0-9]+/[0-9]+ Test .*Failed)' "$log/host.txt"
 	cat "$log/own.txt" "$log/vm.txt" "$log/pair.txt" 2>/dev/null | failures
 fi
+
+# The table of parts: where the run's tests and time went.
+echo "# ==== parts"
+awk '{ printf "# %-28s %7s passed %4s failed %4s skipped %6s s\n", $2, $3, $4, $5, $6 }' "$log/parts.txt"
+echo "# total: $((SECONDS)) s"
 
 passed=$((host_passed + vm_passed + pair_passed))
 failed=$((host_failed + vm_failed + pair_failed))

@@ -40,10 +40,24 @@ wait_gid() {
 	return 0
 }
 
+# part_line NAME PASSED FAILED SKIPPED SECONDS: one row of the run's per-part table
+# (scripts/check.sh collects the "part|" lines into it).
+part_line() { echo "part| $*"; }
+
+# run_part NAME CMD...: CMD (a shell function that counts into PASSED/FAILED/SKIPPED) as one
+# part of the run, timed.
+run_part() {
+	local name=$1 p=$PASSED f=$FAILED s=$SKIPPED t=$SECONDS
+	shift
+	"$@"
+	part_line "$name" $((PASSED - p)) $((FAILED - f)) $((SKIPPED - s)) $((SECONDS - t))
+}
+
 # run_ksft_runner CMD...: the kernel's kselftest runner (`make run_tests`, run_kselftest.sh);
 # counts the tests of every suite it ran (its nested TAP), and as one failure a suite that ended
 # in failure with none of its tests failed (a crash, a timeout), as one skip a suite that skipped
-# as a whole (its reason is in the output).
+# as a whole (its reason is in the output); a suite that ran fewer tests than its plan fails
+# once for each test it never ran.  Each suite is a part of the run's table.
 run_ksft_runner() {
 	local out counts
 	out=$(mktemp)
@@ -52,27 +66,44 @@ run_ksft_runner() {
 		case $line in
 		"# selftests: "*) start=$SECONDS ;;
 		"# ok "[0-9]* | "# not ok "[0-9]*) echo "#   ($((SECONDS - start)) s into the suite)" ;;
+		"ok "[0-9]*" selftests: "* | "not ok "[0-9]*" selftests: "*)
+			echo "#   suite time: $((SECONDS - start)) s" ;;
 		esac
 	done | tee "$out"
-	counts=$(awk '
-		/^# selftests: / { ifail = 0; itests = 0; next }
-		/^# not ok [0-9]+ / { f++; ifail++; itests++; next }
-		/^# ok [0-9]+ .*# SKIP/ { s++; itests++; next }
-		/^# ok [0-9]+ / { p++; itests++; next }
-		/^not ok [0-9]+ selftests: / { if (!ifail) f++; next }
-		/^ok [0-9]+ selftests: .*# SKIP/ { if (!itests) s++; next }
-		/^ok [0-9]+ selftests: / { if (!itests) f++; next }
-		END { print p + 0, f + 0, s + 0 }' "$out")
+	# A suite's block: "# selftests: T: NAME", its nested TAP ("# 1..N", "# ok ..."), then the
+	# runner's "ok|not ok K selftests: T: NAME" line and the suite time.
+	awk '
+		function close_suite(line, secs) {
+			short = plan - itests
+			if (short < 0) short = 0
+			if (line ~ /^not ok/ && !ifail && !short) ifail = 1
+			if (line ~ /^ok/ && line !~ /# SKIP/ && !itests) ifail = 1
+			if (line ~ /# SKIP/ && !itests) iskip = 1
+			printf "part| %s %d %d %d %d\n", name, ipass, ifail + short, iskip, secs
+			if (short) printf "not ok - %s: ran %d of its %d tests\n", name, itests, plan
+			tp += ipass; tf += ifail + short; ts += iskip
+		}
+		/^# selftests: / { name = $NF; ipass = ifail = iskip = itests = plan = 0; pend = ""; next }
+		/^# 1\.\.[0-9]+/ { plan = substr($2, 4) + 0; next }
+		/^# not ok [0-9]+ / { ifail++; itests++; next }
+		/^# ok [0-9]+ .*# SKIP/ { iskip++; itests++; next }
+		/^# ok [0-9]+ / { ipass++; itests++; next }
+		/^(not )?ok [0-9]+ selftests: / { pend = $0; next }
+		/^#   suite time: / { if (pend != "") close_suite(pend, $4); pend = ""; next }
+		END { print tp + 0, tf + 0, ts + 0 > "/dev/stderr" }' "$out" 2>"$out.counts"
+	counts=$(cat "$out.counts")
 	# No suite line at all: the runner itself failed.
 	grep -qE '^(not )?ok [0-9]+ selftests: ' "$out" || counts="0 1 0"
 	read -r p f s <<<"$counts"
 	PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
-	rm -f "$out"
+	rm -f "$out" "$out.counts"
 }
 
-# run_ksft_always SUITE [ARGS]: one kselftest binary, directly; counts its TAP results.
+# run_ksft_always SUITE [ARGS]: one kselftest binary, directly; counts its TAP results, and as
+# failures the tests of its plan it never ran (a suite that dies without a plan fails once).
+# Its part of the table is named SUITE, or $PART_NAME.
 run_ksft_always() {
-	local suite=$1 out start=$SECONDS
+	local suite=$1 out start=$SECONDS plan ran p f s
 	shift
 	echo "# ---- $suite $*"
 	out=$(mktemp)
@@ -80,11 +111,20 @@ run_ksft_always() {
 		printf '%s\n' "$line"
 		[[ $line == "ok "* || $line == "not ok "* ]] && echo "#   ($((SECONDS - start)) s into $suite)"
 	done | tee "$out"
-	PASSED=$((PASSED + $(grep -cE '^ok [0-9]+ ' "$out" | tr -d ' ') - $(grep -cE '^ok [0-9]+ .*# SKIP' "$out")))
-	SKIPPED=$((SKIPPED + $(grep -cE '^ok [0-9]+ .*# SKIP' "$out")))
-	FAILED=$((FAILED + $(grep -cE '^not ok [0-9]+ ' "$out")))
-	# A suite that dies without a plan line failed as a whole.
-	grep -qE '^1\.\.[0-9]+' "$out" || FAILED=$((FAILED + 1))
+	s=$(grep -cE '^ok [0-9]+ .*# SKIP' "$out")
+	p=$(($(grep -cE '^ok [0-9]+ ' "$out") - s))
+	f=$(grep -cE '^not ok [0-9]+ ' "$out")
+	plan=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$out" | head -n 1)
+	ran=$((p + f + s))
+	if [ -z "$plan" ]; then
+		echo "not ok - $suite: no plan line (the suite died before it started)"
+		f=$((f + 1))
+	elif [ "$ran" -lt "$plan" ]; then
+		echo "not ok - $suite: ran $ran of its $plan tests"
+		f=$((f + plan - ran))
+	fi
+	PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
+	part_line "${PART_NAME:-$suite}" "$p" "$f" "$s" $((SECONDS - start))
 	rm -f "$out"
 }
 

@@ -16,6 +16,11 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/vm/ulp.sh"	# the NVMe and NFS target, host and checks
 
 fail=0
+# The plan: how many checks each side runs whole (scripts/check.sh fails a side that ran fewer).
+case $WIRE_ROLE in a) echo "1..${PAIR_PLAN_A:-0}" ;; *) echo "1..${PAIR_PLAN_B:-0}" ;; esac
+# part NAME: the checks since the last part (and their time) are part NAME of the run's table.
+part_t=$SECONDS
+part() { echo "part| $1 $((SECONDS - part_t))"; part_t=$SECONDS; }
 check() {	# check NAME CMD...: runs CMD, prints its TAP line
 	local name=$1
 	shift
@@ -347,6 +352,7 @@ use() { wire_use "$1" || { echo "not ok - $WIRE_ROLE: $dev on $WIRE_IF"; fail=1;
 
 both ibv_rc_pingpong 18515 "rxe to rxe over the wire"
 ops_both 18530 "rxe with rxe"
+part rxe-rxe
 wire_sync "srnic-rxe"
 [ "$WIRE_ROLE" = a ] && use srnic
 wire_sync "srnic-rxe-ready"
@@ -360,6 +366,7 @@ ONE_WAY=1 badwire 18640 "srnic (a) with rxe (b), 5% loss" retransmits loss 5%
 ONE_WAY=1 badwire 18650 "srnic (a) with rxe (b), 1% corruption" rx_icrc_errors corrupt 1%
 late_acks 18660
 ops_both 18670 "srnic (a) with rxe (b)"
+part srnic-rxe
 wire_sync "srnic-srnic"
 [ "$WIRE_ROLE" = b ] && use srnic
 wire_sync "srnic-srnic-ready"
@@ -388,6 +395,7 @@ check "ib_read_bw -s 4096 under capture" perftest ib_read_bw $me_a 18693 -n 20 -
 check "ib_atomic_bw under capture" perftest ib_atomic_bw $me_a 18694 -n 20
 capture_stop && check "tshark decodes every RC packet, SEND, WRITE, READ, ACK and atomic opcodes among them" \
 	rc_capture_ok
+part captures
 connected 18700 "srnic with srnic"
 me_b=client
 [ "$WIRE_ROLE" = a ] || me_b=server
@@ -396,8 +404,10 @@ check "ibv_xsrq_pingpong srnic with srnic, XRC, b serves" xsrq $me_b 18699
 cm_both 18710 "srnic with srnic"
 ops_both 18715 "srnic with srnic"
 mc_both 18720 b "srnic with srnic"
+part srnic-srnic
 ulp_nvme 18730 "srnic with srnic"
 ulp_nfs 18731 "srnic with srnic"
+part ulps
 badwire 18740 "srnic with srnic, 1% loss" retransmits loss 1%
 badwire 18750 "srnic with srnic, 5% loss" seq_naks_sent loss 5%
 badwire 18760 "srnic with srnic, 25% reordering" seq_naks_sent delay 2ms reorder 25% 50%
@@ -412,5 +422,6 @@ badwire 18780 "srnic with srnic, 1% corruption" rx_icrc_errors corrupt 1%
 qrate=$((200 / (WIRE_SCALE * WIRE_SCALE)))
 [ "$qrate" -ge 1 ] || qrate=1
 badwire 18790 "srnic with srnic, a 16-packet queue at $qrate Mbit/s" tx_dropped rate ${qrate}mbit limit 16
+part badwire
 rdma link del "$dev"
 exit $fail

@@ -54,9 +54,10 @@ if want devices; then
 	   ip link set srthr31 up && echo 3 >$p && rdma link add srnic3t type srnic netdev srthr30 &&
 	   echo 0 >$p && rdma link add srnic3p type srnic netdev srthr31 &&
 	   wait_gid srnic3t && wait_gid srnic3p; then
-		SRNIC_DEV=srnic3t SRNIC_NETDEV=srthr30 SRNIC_PEER_DEV=srnic3p \
-			run_ksft_always traffic_test
-		SRNIC_DEV=srnic3t SRNIC_NETDEV=srthr30 run_ksft_always stress_test
+		PART_NAME=devices:traffic_test SRNIC_DEV=srnic3t SRNIC_NETDEV=srthr30 \
+			SRNIC_PEER_DEV=srnic3p run_ksft_always traffic_test
+		PART_NAME=devices:stress_test SRNIC_DEV=srnic3t SRNIC_NETDEV=srthr30 \
+			run_ksft_always stress_test
 	else
 		echo "not ok - two devices on a veth pair, one with three engine threads"
 		FAILED=$((FAILED + 1))
@@ -79,11 +80,11 @@ if want devices_ns; then
 	   ip netns exec srnicns4 sh -c 'for i in $(seq 1 500); do
 		ip -6 addr show dev srthr41 scope link -tentative | grep -q inet6 && exit 0
 		sleep 0.01; done; exit 1'; then
-		SRNIC_DEV=srnic4t SRNIC_NETDEV=srthr40 SRNIC_PEER_DEV=srnic4p \
-			run_ksft_always traffic_test
+		PART_NAME=devices_ns:traffic_test SRNIC_DEV=srnic4t SRNIC_NETDEV=srthr40 \
+			SRNIC_PEER_DEV=srnic4p run_ksft_always traffic_test
 		# Tag matching with the receiver across the wire: messages a packet at a time.
-		SRNIC_DEV=srnic4t SRNIC_NETDEV=srthr40 SRNIC_PEER_DEV=srnic4p \
-			run_ksft_always tm_test
+		PART_NAME=devices_ns:tm_test SRNIC_DEV=srnic4t SRNIC_NETDEV=srthr40 \
+			SRNIC_PEER_DEV=srnic4p run_ksft_always tm_test
 		run_check "traffic_test's pairs crossed the veth between the namespaces as packets" \
 			sh -c "rdma statistic show link srnic4t/1 | grep -qE ' tx_packets [1-9]' &&
 			       rdma statistic show link srnic4p/1 | grep -qE ' tx_packets [1-9]'"
@@ -97,12 +98,12 @@ if want devices_ns; then
 	ip netns del srnicns4 2>/dev/null
 fi
 
-want forward && run_forward
+want forward && run_part forward run_forward
 
 # The installed runner as a user of the kernel's selftests runs it: no SRNIC_DEV (the suite makes
 # its own device and removes it), and without root, from a copy of the user's own (the suite
 # skips, saying why).
-if want ksft_runner; then
+ksft_runner_checks() {
 devs_before=$(ls /sys/class/infiniband | tr '\n' ' ')
 run_check "run_kselftest.sh: without SRNIC_DEV a suite makes its own device, passes, removes it" \
 	sh -c ": >/tmp/ksft-own.txt; env -u SRNIC_DEV -u SRNIC_NETDEV \
@@ -118,10 +119,11 @@ run_check "run_kselftest.sh: an unprivileged user's run skips the suite, saying 
 	       sed 's/^/#   /' /tmp/ksft-user.txt;
 	       grep -q '^ok 1 selftests: $KSFT_TARGET: pd_test # SKIP' /tmp/ksft-user.txt &&
 	       grep -q 'needs root' /tmp/ksft-user.txt"
-fi
+}
+want ksft_runner && run_part ksft_runner ksft_runner_checks
 
 # The standard tools on the device.
-if want tools; then
+tools_checks() {
 run_check "ibv_devices lists $SRNIC_DEV" \
 	sh -c "ibv_devices | grep -qw $SRNIC_DEV"
 run_check "ibv_devinfo -v: active Ethernet port with RoCEv2 GIDs" \
@@ -132,28 +134,29 @@ run_check "ibv_devinfo -v: active Ethernet port with RoCEv2 GIDs" \
 run_check "rdma link shows $SRNIC_DEV on $SRNIC_NETDEV" \
 	sh -c "rdma link show $SRNIC_DEV/1 | grep -q 'netdev $SRNIC_NETDEV'"
 run_tools
-fi
+}
+want tools && run_part tools tools_checks
 
 # Programs that connect through rdma_cm (QP1, ib_cm and the kernel verbs under them).
-want cm && run_cm_tools
+want cm && run_part cm run_cm_tools
 
 # The kernel verbs from a test module, then the kernel ULPs that use them.
-want kverbs && run_kverbs
-want ulp && run_ulp
+want kverbs && run_part kverbs run_kverbs
+want ulp && run_part ulp run_ulp
 
 # rdma-core's own suite, whole (Debian's python3-pyverbs): every generic test
 # runs; vendor (mlx5, EFA, CUDA) tests skip themselves.
-want pyverbs && run_pyverbs
+want pyverbs && run_part pyverbs run_pyverbs
 # ... and its rdma_cm tests on a device whose netdev has a parent (the VM's NIC).
-want cm && run_cm_pyverbs
+want cm && run_part cm_pyverbs run_cm_pyverbs
 
 # Teardown under load, and a kill -9 storm (tests/vm/teardown.sh).
 . "$top/tests/vm/teardown.sh"
-want teardown && run_teardown
+want teardown && run_part teardown run_teardown
 
 # Last: unloading srnic with a context open, then a clean unload.
 if want rmmod; then
-SRNIC_TEST_RMMOD=1 run_ksft_always removal_test -t rmmod_with_open_context
+PART_NAME=rmmod SRNIC_TEST_RMMOD=1 run_ksft_always removal_test -t rmmod_with_open_context
 run_check "rdma link del and rmmod leave no device" \
 	sh -c "rdma link del $SRNIC_DEV && rmmod srnic &&
 	       ! ls /sys/class/infiniband | grep -q ."
@@ -161,7 +164,7 @@ fi
 
 # make install / make uninstall in a fresh root (tests/vm/install.sh); srnic is unloaded by now.
 . "$top/tests/vm/install.sh"
-want install && run_install
+want install && run_part install run_install
 
 # A debug kernel: kmemleak, scanned now that everything srnic made is gone (twice, as its
 # documentation advises, so that objects only just unreferenced count).
