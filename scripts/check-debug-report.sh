@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# `make check-debug-report`: which parts of `make check-debug` passed on which commit
+# (build/check-debug/part-K.txt), and whether they make a whole run of this commit.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+results=${SRNIC_DEBUG_RESULTS:-$top/build/check-debug}
+head=$(git -C "$top" rev-parse --short HEAD)
+whole=1
+for k in 1 2 3 4; do
+	if [ -f "$results/part-$k.txt" ]; then
+		cat "$results/part-$k.txt"
+		read -r c _ _ r _ <"$results/part-$k.txt"
+		[ "$c" = "$head" ] && [ "$r" = pass ] || whole=0
+	else
+		echo "part $k/4: never run here"
+		whole=0
+	fi
+done
+if [ "$whole" = 1 ]; then
+	echo "check-debug: every part passed on $head, the commit checked out"
+else
+	echo "check-debug: no whole passing run on $head (see docs/testing.md for the last whole run)"
+fi
