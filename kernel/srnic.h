@@ -21,6 +21,7 @@
 #include "srnic-abi.h"
 #include "srnic_compat.h"
 #include "srnic_mr.h"
+#include "srnic_fault.h"
 
 #define SRNIC_DRV_NAME		"srnic"
 #define SRNIC_LINK_TYPE		"srnic"
@@ -366,14 +367,6 @@ enum srnic_fault_kind {
 	SRNIC_FAULT_ODP_BUSY,		/* an ODP fault finds its range changing */
 	SRNIC_FAULT_ODP_SLOW,		/* a QP's ODP fault takes delay_us first */
 	SRNIC_FAULT_NUM
-};
-
-struct srnic_fault_knob {
-	u32 probability;		/* percent of the eligible events */
-	u32 interval;			/* only every interval-th one */
-	s32 times;			/* failures left; -1: no limit */
-	u32 qpn;			/* only this QP's events; 0: any */
-	u64 events, injected;
 };
 
 struct srnic_dev;

@@ -44,35 +44,19 @@ void srnic_fault_init(struct srnic_dev *sdev)
 	f->seed = 1;
 	f->delay_us = 1000;
 	prandom_seed_state(&f->rnd, f->seed);
-	for (k = 0; k < SRNIC_FAULT_NUM; k++) {
-		f->knob[k].interval = 1;
-		f->knob[k].times = -1;
-	}
+	for (k = 0; k < SRNIC_FAULT_NUM; k++)
+		srnic_fault_knob_init(&f->knob[k]);
 }
 
 bool __srnic_should_fail(struct srnic_dev *sdev, enum srnic_fault_kind k,
 			 u32 qpn)
 {
 	struct srnic_faults *f = &sdev->faults;
-	struct srnic_fault_knob *kn = &f->knob[k];
 	unsigned long flags;
-	bool fail = false;
+	bool fail;
 
 	spin_lock_irqsave(&f->lock, flags);
-	if (kn->qpn && kn->qpn != qpn)
-		goto out;
-	kn->events++;
-	if (!kn->times || !kn->probability ||
-	    (kn->interval > 1 && kn->events % kn->interval))
-		goto out;
-	if (kn->probability < 100 &&
-	    prandom_u32_state(&f->rnd) % 100 >= kn->probability)
-		goto out;
-	if (kn->times > 0)
-		kn->times--;
-	kn->injected++;
-	fail = true;
-out:
+	fail = srnic_fault_event(&f->knob[k], &f->rnd, qpn);
 	spin_unlock_irqrestore(&f->lock, flags);
 	return fail;
 }
@@ -152,9 +136,7 @@ static int srnic_fault_set(struct srnic_dev *sdev, unsigned long which,
 	case SRNIC_FF_SEED:
 		/* A new seed restarts every sequence, counts included. */
 		f->seed = val;
-		prandom_seed_state(&f->rnd, val);
-		for (kind = 0; kind < SRNIC_FAULT_NUM; kind++)
-			f->knob[kind].events = f->knob[kind].injected = 0;
+		srnic_fault_reseed(&f->rnd, val, f->knob, SRNIC_FAULT_NUM);
 		break;
 	default:
 		err = -EPERM;

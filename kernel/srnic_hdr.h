@@ -11,6 +11,8 @@
 #include <linux/types.h>
 #include <asm/byteorder.h>
 
+#include "srnic_psn.h"
+
 #define SRNIC_ROCE_UDP_PORT	4791
 #define SRNIC_ICRC_BYTES	4
 /* The UDP source port: 0xC000 and up, from the QPN (entropy for ECMP). */
@@ -31,7 +33,6 @@ struct srnic_bth {
 #define SRNIC_BTH_PAD_MASK	0x30
 #define SRNIC_BTH_TVER_MASK	0x0f
 #define SRNIC_QPN_MASK		0x00ffffff
-#define SRNIC_PSN_MASK		0x00ffffff
 #define SRNIC_DEFAULT_PKEY	0xffff
 
 /* Datagram extended transport header (UD), 8 bytes. */
@@ -227,12 +228,6 @@ static inline bool srnic_bth_ackreq(const struct srnic_bth *bth)
 	return be32_to_cpu(bth->apsn) & 0x80000000;
 }
 
-/* @a - @b as a signed distance in the 24-bit PSN space. */
-static inline s32 srnic_psn_diff(u32 a, u32 b)
-{
-	return (s32)((a - b) << 8) >> 8;
-}
-
 static inline u8 srnic_aeth_syndrome(const struct srnic_aeth *aeth)
 {
 	return be32_to_cpu(aeth->smsn) >> 24;
@@ -259,11 +254,23 @@ static inline void srnic_bth_set_ackreq(struct srnic_bth *bth)
 	bth->apsn |= cpu_to_be32(0x80000000);
 }
 
+/*
+ * The IP and UDP headers' lengths and the fields the ICRC masks, by byte
+ * offset, so that srnic_icrc.c needs no kernel header (srnic_net.c checks
+ * them against struct iphdr, ipv6hdr and udphdr).
+ */
+#define SRNIC_IPV4_HLEN		20	/* no options */
+#define SRNIC_IPV4_TOS		1
+#define SRNIC_IPV4_TTL		8
+#define SRNIC_IPV4_CHECK	10
+#define SRNIC_IPV6_HLEN		40
+#define SRNIC_IPV6_HOP_LIMIT	7
+#define SRNIC_UDP_HLEN		8
+#define SRNIC_UDP_CHECK		6
+
 /* srnic_icrc.c */
-struct sk_buff;
 u32 srnic_icrc(const u8 *l3, bool ipv4, u32 l4_len);
 u32 srnic_icrc_headers(const u8 *l3, bool ipv4, u32 after);
-u32 srnic_icrc_skb(const struct sk_buff *skb, bool ipv4, u32 l4_len);
 u32 srnic_icrc_rxe_flush(const u8 *l3, bool ipv4, u32 l4_len);
 
 #endif /* SRNIC_HDR_H */

@@ -5,13 +5,15 @@
  * may change set to ones, the BTH with its reserved byte set to ones, then
  * everything after the BTH up to the ICRC: the other headers, the payload
  * and the pad.  Carried little end first, as an InfiniBand ICRC is.
+ *
+ * Kernel-independent, for the host tests: the headers are masked by byte
+ * offset (srnic_hdr.h; srnic_net.c checks those against the kernel's
+ * structs), and a packet in an skb is srnic_net.c's.
  */
+#include <linux/types.h>
+#include <linux/string.h>
 #include <linux/crc32.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/udp.h>
 
-#include "srnic_loc.h"
 #include "srnic_hdr.h"
 
 /* The CRC-32 state after the 8 bytes of ones that stand for the LRH. */
@@ -25,31 +27,27 @@
  */
 u32 srnic_icrc_headers(const u8 *l3, bool ipv4, u32 after)
 {
-	u8 masked[sizeof(struct ipv6hdr) + sizeof(struct udphdr) +
-		  sizeof(struct srnic_bth)];
-	u32 l3_len = ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
-	u32 n = l3_len + sizeof(struct udphdr) + sizeof(struct srnic_bth);
-	struct udphdr *udp;
+	u8 masked[SRNIC_IPV6_HLEN + SRNIC_UDP_HLEN + sizeof(struct srnic_bth)];
+	u32 l3_len = ipv4 ? SRNIC_IPV4_HLEN : SRNIC_IPV6_HLEN;
+	u32 n = l3_len + SRNIC_UDP_HLEN + sizeof(struct srnic_bth);
 	u32 crc;
 
 	memcpy(masked, l3, n);
 	if (ipv4) {
-		struct iphdr *ip = (struct iphdr *)masked;
-
-		ip->tos = 0xff;
-		ip->ttl = 0xff;
-		ip->check = htons(0xffff);
+		masked[SRNIC_IPV4_TOS] = 0xff;
+		masked[SRNIC_IPV4_TTL] = 0xff;
+		masked[SRNIC_IPV4_CHECK] = 0xff;
+		masked[SRNIC_IPV4_CHECK + 1] = 0xff;
 	} else {
-		struct ipv6hdr *ip6 = (struct ipv6hdr *)masked;
-
-		ip6->priority = 0xf;
-		memset(ip6->flow_lbl, 0xff, sizeof(ip6->flow_lbl));
-		ip6->hop_limit = 0xff;
+		/* Traffic class (the low half of byte 0 on), flow label. */
+		masked[0] |= 0x0f;
+		memset(masked + 1, 0xff, 3);
+		masked[SRNIC_IPV6_HOP_LIMIT] = 0xff;
 	}
-	udp = (struct udphdr *)(masked + l3_len);
-	udp->check = htons(0xffff);
+	masked[l3_len + SRNIC_UDP_CHECK] = 0xff;
+	masked[l3_len + SRNIC_UDP_CHECK + 1] = 0xff;
 	/* BTH byte 4: FECN, BECN and the reserved bits. */
-	masked[l3_len + sizeof(struct udphdr) + 4] = 0xff;
+	masked[l3_len + SRNIC_UDP_HLEN + 4] = 0xff;
 
 	crc = crc32_le(SRNIC_ICRC_LRH_SEED, masked, n);
 	return crc32_le(crc, l3 + n, after);
@@ -61,7 +59,7 @@ u32 srnic_icrc_headers(const u8 *l3, bool ipv4, u32 after)
  */
 static u32 srnic_icrc_crc(const u8 *l3, bool ipv4, u32 l4_len)
 {
-	return srnic_icrc_headers(l3, ipv4, l4_len - sizeof(struct udphdr) -
+	return srnic_icrc_headers(l3, ipv4, l4_len - SRNIC_UDP_HLEN -
 				  sizeof(struct srnic_bth) - SRNIC_ICRC_BYTES);
 }
 
@@ -69,35 +67,6 @@ static u32 srnic_icrc_crc(const u8 *l3, bool ipv4, u32 l4_len)
 u32 srnic_icrc(const u8 *l3, bool ipv4, u32 l4_len)
 {
 	return ~srnic_icrc_crc(l3, ipv4, l4_len);
-}
-
-/*
- * The ICRC of a received packet at @skb's data, whose headers are linear
- * and whose payload may be in page fragments (srnic_skb_ptr); @l4_len as
- * for srnic_icrc(), checked against the skb's length.
- */
-u32 srnic_icrc_skb(const struct sk_buff *skb, bool ipv4, u32 l4_len)
-{
-	u32 hdrs = (ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr)) +
-		   sizeof(struct udphdr) + sizeof(struct srnic_bth);
-	const u8 *l3 = skb_network_header(skb);
-	u32 crc = srnic_icrc_headers(l3, ipv4, 0);
-	u32 off = l3 - skb->data + hdrs;
-	u32 len = l4_len - sizeof(struct udphdr) - sizeof(struct srnic_bth) -
-		  SRNIC_ICRC_BYTES;
-
-	while (len) {
-		size_t c;
-		const u8 *s = srnic_skb_ptr(skb, off, &c);
-
-		if (!s)
-			break;
-		c = min_t(size_t, c, len);
-		crc = crc32_le(crc, s, c);
-		off += c;
-		len -= c;
-	}
-	return ~crc;
 }
 
 /*
@@ -110,9 +79,9 @@ u32 srnic_icrc_skb(const struct sk_buff *skb, bool ipv4, u32 l4_len)
  */
 u32 srnic_icrc_rxe_flush(const u8 *l3, bool ipv4, u32 l4_len)
 {
-	u32 l3_len = ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
+	u32 l3_len = ipv4 ? SRNIC_IPV4_HLEN : SRNIC_IPV6_HLEN;
 
 	return ~crc32_le(srnic_icrc_crc(l3, ipv4, l4_len),
-			 l3 + l3_len + sizeof(struct udphdr),
-			 l4_len - sizeof(struct udphdr) - SRNIC_ICRC_BYTES);
+			 l3 + l3_len + SRNIC_UDP_HLEN,
+			 l4_len - SRNIC_UDP_HLEN - SRNIC_ICRC_BYTES);
 }

@@ -129,22 +129,22 @@ void *srnic_mr_kva_kernel(struct srnic_mr *mr, u64 iova, size_t *contig)
 {
 	unsigned int shift = READ_ONCE(mr->mtt.page_shift);
 	u64 left = READ_ONCE(mr->length) - (iova - READ_ONCE(mr->iova));
-	u64 off, pgsz = 1ULL << shift, idx;
+	u64 idx, in_block;
 	void *block;
 
 	if (mr->dma) {
 		*contig = left;
 		return (void *)(uintptr_t)iova;
 	}
-	off = iova - READ_ONCE(mr->iova) + READ_ONCE(mr->mtt.offset);
-	idx = off >> shift;
+	idx = srnic_mtt_block(shift, READ_ONCE(mr->mtt.offset),
+			      iova - READ_ONCE(mr->iova), &in_block);
 	if (idx >= mr->fr_max || idx >= READ_ONCE(mr->mtt.nblocks))
 		return NULL;
 	block = READ_ONCE(mr->mtt.blocks[idx]);
 	if (!block)
 		return NULL;
-	*contig = min(pgsz - (off & (pgsz - 1)), left);
-	return block + (off & (pgsz - 1));
+	*contig = srnic_mtt_contig(shift, in_block, left);
+	return block + in_block;
 }
 
 /* IB_WR_REG_MR, for @qp's engine: 0 or a negative errno. */
@@ -161,9 +161,9 @@ int srnic_fr_register(struct srnic_qp *qp, const struct srnic_kwqe_reg *reg)
 	if (mr->fr && mr->pd == to_spd(qp->ibqp.pd) &&
 	    srnic_mkey_index(reg->key) == mr->index &&
 	    reg->page_shift >= PAGE_SHIFT && reg->page_shift < 32 &&
-	    reg->page_shift == mr->fr_shift && mr->mtt.nblocks &&
-	    reg->length <= (mr->mtt.nblocks << reg->page_shift) -
-			   (reg->iova & (pgsz - 1))) {
+	    reg->page_shift == mr->fr_shift &&
+	    srnic_mtt_fits(mr->mtt.nblocks, reg->page_shift, reg->iova,
+			   reg->length)) {
 		WRITE_ONCE(mr->access, 0);
 		WRITE_ONCE(mr->length, 0);
 		/* Cached lookups of the old key are not trusted again. */

@@ -71,19 +71,11 @@ static int srnic_mr_check_access(int access)
 	return 0;
 }
 
+/* Refused before anything is pinned: see srnic_mr_range_ok(). */
 static int srnic_mr_check_range(u64 start, u64 length, u64 iova)
 {
-	u64 end;
-
-	if (!length || length > SRNIC_MAX_MR_SIZE)
-		return -EINVAL;
-	if (check_add_overflow(start, length - 1, &end) ||
-	    check_add_overflow(iova, length - 1, &end))
-		return -EINVAL;
-	/* The core enforces it; the MTT's offset arithmetic relies on it. */
-	if ((start ^ iova) & ~PAGE_MASK)
-		return -EINVAL;
-	return 0;
+	return srnic_mr_range_ok(start, length, iova, SRNIC_MAX_MR_SIZE,
+				 PAGE_SHIFT) ? 0 : -EINVAL;
 }
 
 static void srnic_mtt_free(struct srnic_dev *sdev, struct srnic_mtt *mtt)
@@ -261,8 +253,7 @@ struct ib_mr *srnic_reg_kernel_mr(struct ib_pd *ibpd, void *kva, u64 length,
 	}
 	mr->mtt.blocks[0] = kva;
 	mr->mtt.nblocks = 1;
-	mr->mtt.page_shift = max_t(unsigned int, PAGE_SHIFT,
-				   order_base_2(length));
+	mr->mtt.page_shift = srnic_mtt_one_block_shift(length, PAGE_SHIFT);
 	err = srnic_mr_publish(sdev, mr, ibpd, 0, length, access);
 	if (err) {
 		srnic_mtt_free(sdev, &mr->mtt);

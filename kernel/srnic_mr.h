@@ -31,6 +31,8 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_umem_odp.h>
 
+#include "srnic_mtt.h"
+
 struct srnic_dev;
 struct srnic_pd;
 
@@ -233,8 +235,7 @@ static inline int srnic_mr_check(struct srnic_mr *mr, struct srnic_pd *pd,
 {
 	if (mr->pd != pd || (mr->access & access) != access)
 		return -EACCES;
-	if (iova < mr->iova || len > mr->length ||
-	    iova - mr->iova > mr->length - len)
+	if (!srnic_range_within(mr->iova, mr->length, iova, len))
 		return -EFAULT;
 	return 0;
 }
@@ -250,8 +251,7 @@ void *srnic_mr_kva_kernel(struct srnic_mr *mr, u64 iova, size_t *contig);
 static inline void *srnic_mr_kva(struct srnic_mr *mr, u64 iova, size_t *contig)
 {
 	const struct srnic_mtt *mtt = &mr->mtt;
-	u64 pgsz = 1ULL << mtt->page_shift;
-	u64 off, in_block, left;
+	u64 idx, in_block;
 
 	if (iova < mr->iova || iova - mr->iova >= mr->length)
 		return NULL;
@@ -259,11 +259,11 @@ static inline void *srnic_mr_kva(struct srnic_mr *mr, u64 iova, size_t *contig)
 		return srnic_odp_kva(mr, iova, contig);
 	if (unlikely(mr->dma || mr->fr))
 		return srnic_mr_kva_kernel(mr, iova, contig);
-	left = mr->length - (iova - mr->iova);
-	off = iova - mr->iova + mtt->offset;
-	in_block = off & (pgsz - 1);
-	*contig = min(pgsz - in_block, left);
-	return mtt->blocks[off >> mtt->page_shift] + in_block;
+	idx = srnic_mtt_block(mtt->page_shift, mtt->offset, iova - mr->iova,
+			      &in_block);
+	*contig = srnic_mtt_contig(mtt->page_shift, in_block,
+				   mr->length - (iova - mr->iova));
+	return mtt->blocks[idx] + in_block;
 }
 
 /*

@@ -264,7 +264,7 @@ int srnic_mw_range(struct srnic_qp *qp, u32 rkey, u64 va, u64 len,
 		    (mw->ibmw.type == IB_MW_TYPE_1 || mw->qpn == qp->qpn) &&
 		    (mw->access & access) == access &&
 		    (mw->zero_based || va >= mw->addr) &&
-		    off <= mw->length && len <= mw->length - off) {
+		    srnic_range_within(0, mw->length, off, len)) {
 			mr = mw->mr;
 			iova = mw->addr + off;
 			/* The window's own reference keeps it above zero. */

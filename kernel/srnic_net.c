@@ -228,6 +228,45 @@ static bool srnic_pkt_check(struct srnic_dev *sdev, struct sk_buff *skb,
 }
 
 /*
+ * The ICRC of a received packet at @skb's data, whose headers are linear
+ * and whose payload may be in page fragments (srnic_skb_ptr); @l4_len as
+ * for srnic_icrc(), checked against the skb's length.
+ */
+static u32 srnic_icrc_skb(const struct sk_buff *skb, bool ipv4, u32 l4_len)
+{
+	u32 hdrs = (ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr)) +
+		   sizeof(struct udphdr) + sizeof(struct srnic_bth);
+	const u8 *l3 = skb_network_header(skb);
+	u32 crc = srnic_icrc_headers(l3, ipv4, 0);
+	u32 off = l3 - skb->data + hdrs;
+	u32 len = l4_len - sizeof(struct udphdr) - sizeof(struct srnic_bth) -
+		  SRNIC_ICRC_BYTES;
+
+	/* srnic_icrc.c masks these by offset. */
+	BUILD_BUG_ON(sizeof(struct iphdr) != SRNIC_IPV4_HLEN ||
+		     offsetof(struct iphdr, tos) != SRNIC_IPV4_TOS ||
+		     offsetof(struct iphdr, ttl) != SRNIC_IPV4_TTL ||
+		     offsetof(struct iphdr, check) != SRNIC_IPV4_CHECK);
+	BUILD_BUG_ON(sizeof(struct ipv6hdr) != SRNIC_IPV6_HLEN ||
+		     offsetof(struct ipv6hdr, flow_lbl) != 1 ||
+		     offsetof(struct ipv6hdr, hop_limit) != SRNIC_IPV6_HOP_LIMIT);
+	BUILD_BUG_ON(sizeof(struct udphdr) != SRNIC_UDP_HLEN ||
+		     offsetof(struct udphdr, check) != SRNIC_UDP_CHECK);
+	while (len) {
+		size_t c;
+		const u8 *s = srnic_skb_ptr(skb, off, &c);
+
+		if (!s)
+			break;
+		c = min_t(size_t, c, len);
+		crc = crc32_le(crc, s, c);
+		off += c;
+		len -= c;
+	}
+	return ~crc;
+}
+
+/*
  * Checks a queued packet's lengths, version and ICRC; fills @p.  Its
  * headers are linear afterwards.  False: drop it (counted here).
  */

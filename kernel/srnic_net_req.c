@@ -290,8 +290,7 @@ static int srnic_req_ahead_find(struct srnic_wire_qp *w, u32 psn)
 	for (i = 0; i < w->ahead_n; i++) {
 		const struct srnic_wire_piece *p = srnic_req_ahead_at(w, i);
 
-		if (srnic_psn_diff(psn, p->first) >= 0 &&
-		    srnic_psn_diff(psn, p->last) <= 0)
+		if (srnic_psn_in(psn, p->first, p->last))
 			return i;
 	}
 	return -1;
@@ -323,7 +322,7 @@ static void srnic_req_cut(struct srnic_wire_qp *w, u32 i)
 static void srnic_req_acked(struct srnic_wire_qp *w, u32 psn)
 {
 	struct srnic_qp *qp = container_of(w, struct srnic_qp, w);
-	u32 next = (psn + 1) & SRNIC_PSN_MASK, i;
+	u32 next = srnic_psn_add(psn, 1), i;
 
 	if (srnic_psn_diff(next, w->una) > 0 &&
 	    srnic_psn_diff(next, w->psn_top) <= 0)
@@ -489,9 +488,9 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 	if (!w->resume) {
 		/* Its PSNs: one per packet (a READ: per response packet). */
 		n = srnic_opcode_one_packet(m->opcode) ? 1 :
-		    max_t(u32, 1, DIV_ROUND_UP(m->plen, w->mtu));
+		    srnic_psn_count(m->plen, w->mtu);
 		w->out_first = w->psn;
-		w->out_last = (w->psn + n - 1) & SRNIC_PSN_MASK;
+		w->out_last = srnic_psn_add(w->psn, n - 1);
 		w->out_off = m->off;
 		w->out_len = m->plen;
 		w->out_op = m->opcode;
@@ -506,7 +505,7 @@ static void srnic_req_send(struct srnic_qp *qp, const struct srnic_msg *m)
 		w->got = w->psn;
 		w->backoff = 0;
 		w->out_tries = 0;
-		w->psn = (w->psn + n) & SRNIC_PSN_MASK;
+		w->psn = srnic_psn_add(w->psn, n);
 		srnic_req_psn_sent(w);
 		/*
 		 * What may go ahead of its answer starts after it; after a
@@ -549,8 +548,7 @@ static void srnic_req_again(struct srnic_wire_qp *w, u32 from, bool timeout,
 
 	if (read)
 		from = w->rd_next;
-	if (srnic_psn_diff(from, w->out_first) < 0 ||
-	    srnic_psn_diff(from, w->out_last) > 0)
+	if (!srnic_psn_in(from, w->out_first, w->out_last))
 		from = w->out_first;
 	rep->progress = srnic_psn_diff(from, w->got) > 0;
 	if (rep->progress) {
@@ -910,7 +908,7 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 			 u32 idx, struct srnic_msg *m)
 {
 	struct srnic_wire_qp *w = &qp->w;
-	u32 n = max_t(u32, 1, DIV_ROUND_UP(m->plen, w->mtu));
+	u32 n = srnic_psn_count(m->plen, w->mtu);
 	struct srnic_wire_piece *p;
 	u8 stage;
 	u32 first;
@@ -926,12 +924,12 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 	p = srnic_req_ahead_at(w, w->ahead_n++);
 	*p = (struct srnic_wire_piece){
 		.idx = idx, .off = m->off, .len = m->plen, .op = m->opcode,
-		.first = first, .last = (first + n - 1) & SRNIC_PSN_MASK,
+		.first = first, .last = srnic_psn_add(first, n - 1),
 		.sent = jiffies, .stage = stage, .rd_next = first,
 		.rd_staged = m->plen,
 	};
 	srnic_req_charge(qp, p);
-	w->psn = (first + n) & SRNIC_PSN_MASK;
+	w->psn = srnic_psn_add(first, n);
 	srnic_req_psn_sent(w);
 	w->next_idx = idx + srnic_msg_last(m);
 	w->next_off = srnic_msg_last(m) ? 0 : m->off + m->plen;
@@ -1144,7 +1142,7 @@ static void srnic_req_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 			     w->rd_bytes, &w->rd_staged, w->stage[w->out_stage],
 			     p);
 	w->rd_bytes += p->plen;
-	w->rd_next = (w->rd_next + 1) & SRNIC_PSN_MASK;
+	w->rd_next = srnic_psn_add(w->rd_next, 1);
 	if ((p->flags & SRNIC_OPF_LAST) && w->rd_bytes == w->out_len)
 		srnic_req_answered(qp, SRNIC_RESP_OK);
 }
@@ -1184,8 +1182,8 @@ static void srnic_req_resp_ahead(struct srnic_engine *eng,
 				     pc->rd_bytes, &pc->rd_staged,
 				     w->stage[pc->stage], p);
 		pc->rd_bytes += p->plen;
-		pc->rd_next = (pc->rd_next + 1) & SRNIC_PSN_MASK;
-		srnic_req_acked(w, (pc->first - 1) & SRNIC_PSN_MASK);
+		pc->rd_next = srnic_psn_add(pc->rd_next, 1);
+		srnic_req_acked(w, srnic_psn_add(pc->first, -1));
 		if (!(p->flags & SRNIC_OPF_LAST) || pc->rd_bytes != pc->len)
 			return;
 	}
@@ -1238,7 +1236,7 @@ static void srnic_req_rx_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 							       srnic_req_nak(value);
 			srnic_req_cut(w, i + 1);
 		}
-		srnic_req_acked(w, (p->psn - 1) & SRNIC_PSN_MASK);
+		srnic_req_acked(w, srnic_psn_add(p->psn, -1));
 	}
 	if (!w->out || w->answered || srnic_psn_diff(w->una, w->out_last) <= 0)
 		return;

@@ -241,7 +241,7 @@ static void srnic_wresp_data(struct srnic_engine *eng, struct srnic_qp *qp,
 		r = srnic_qpt_acked(qp->ibqp.qp_type) ? SRNIC_RESP_NAK_INV :
 						    SRNIC_RESP_DROP;
 		if (r == SRNIC_RESP_DROP)
-			w->epsn = (p->psn + 1) & SRNIC_PSN_MASK;
+			w->epsn = srnic_psn_add(p->psn, 1);
 	} else {
 		r = srnic_resp_execute(eng, qp, &m, &rep);
 	}
@@ -258,7 +258,7 @@ static void srnic_wresp_data(struct srnic_engine *eng, struct srnic_qp *qp,
 		w->rx_kind = 0;
 		w->msn = (w->msn + 1) & SRNIC_MSN_MASK;
 	}
-	w->epsn = (p->psn + 1) & SRNIC_PSN_MASK;
+	w->epsn = srnic_psn_add(p->psn, 1);
 	if (srnic_bth_ackreq(p->bth) && srnic_qpt_acked(qp->ibqp.qp_type))
 		srnic_wresp_ack_later(eng, qp, p->psn);
 }
@@ -298,7 +298,7 @@ static u64 srnic_wresp_read_window(struct srnic_engine *eng,
 			    sizeof(aeth) : 0;
 		t.opcode |= srnic_wresp_svc(qp);
 		t.off = off - m->off;
-		t.psn = (rd->psn + off / mtu) & SRNIC_PSN_MASK;
+		t.psn = srnic_psn_add(rd->psn, off / mtu);
 		if (srnic_net_xmit(to_sdev(qp->ibqp.device), &t))
 			return off;
 		off += t.len;
@@ -389,10 +389,8 @@ srnic_wresp_kept(const struct srnic_wire_qp *w, u32 psn, bool read)
 
 	for (i = 0; w->res && i < SRNIC_MAX_QP_RD_ATOM; i++) {
 		const struct srnic_wire_res *res = &w->res[i];
-		s32 d = srnic_psn_diff(psn, res->psn);
-
-		if (res->valid && res->read == read && d >= 0 &&
-		    d < (read ? res->npsn : 1))
+		if (res->valid && res->read == read &&
+		    srnic_psn_in_window(psn, res->psn, read ? res->npsn : 1))
 			return res;
 	}
 	return NULL;
@@ -483,12 +481,12 @@ static void srnic_wresp_read(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (r == SRNIC_RESP_FAULT)
 		srnic_odp_fault_async(&eng->remote.fault, false);
 	if (!dup) {
-		npsn = max_t(u32, 1, DIV_ROUND_UP(rd->len, w->mtu));
+		npsn = srnic_psn_count(rd->len, w->mtu);
 		srnic_wresp_keep(w, &(struct srnic_wire_res){
 			.valid = true, .read = true, .psn = p->psn,
 			.npsn = npsn, .va = rd->va, .rkey = rd->rkey,
 			.len = rd->len });
-		w->epsn = (p->psn + npsn) & SRNIC_PSN_MASK;
+		w->epsn = srnic_psn_add(p->psn, npsn);
 		w->msn = rd->msn;
 	}
 	if (rd->active)
@@ -608,7 +606,7 @@ static void srnic_wresp_one_packet(struct srnic_engine *eng, struct srnic_qp *qp
 		return;
 	}
 	w->msn = (w->msn + 1) & SRNIC_MSN_MASK;
-	w->epsn = (p->psn + 1) & SRNIC_PSN_MASK;
+	w->epsn = srnic_psn_add(p->psn, 1);
 	srnic_wresp_keep(w, &(struct srnic_wire_res){
 		.valid = true, .psn = p->psn, .npsn = 1, .orig = rep.orig,
 		.empty = empty });
@@ -703,7 +701,7 @@ static void srnic_wresp_duplicate(struct srnic_engine *eng, struct srnic_qp *qp,
 		srnic_wresp_one_packet_again(qp, p->psn);
 	} else if (srnic_bth_ackreq(p->bth)) {
 		srnic_wresp_ack(qp, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS,
-				(w->epsn - 1) & SRNIC_PSN_MASK);
+				srnic_psn_add(w->epsn, -1));
 	}
 }
 

@@ -204,7 +204,7 @@ void *srnic_odp_kva(struct srnic_mr *mr, u64 iova, size_t *contig)
 		return NULL;
 	in_page = va & (pgsz - 1);
 	left = mr->length - (iova - mr->iova);
-	*contig = min(pgsz - in_page, left);
+	*contig = srnic_mtt_contig(umem->page_shift, in_page, left);
 	return (void *)(uintptr_t)e + in_page;
 }
 

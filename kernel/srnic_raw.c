@@ -16,6 +16,7 @@
 #include <linux/seq_file.h>
 
 #include "srnic_loc.h"
+#include "srnic_toeplitz.h"
 
 enum srnic_flow_layers {
 	SRNIC_FLOW_ETH = 1 << 0,
@@ -151,25 +152,6 @@ static bool srnic_flow_match(const struct srnic_flow *fl,
 	return true;
 }
 
-/* The Toeplitz hash of @n bytes at @in under @key (SRNIC_RSS_KEY_LEN). */
-static u32 srnic_toeplitz(const u8 *key, const u8 *in, u32 n)
-{
-	u32 v = key[0] << 24 | key[1] << 16 | key[2] << 8 | key[3];
-	u32 hash = 0, i, b;
-
-	for (i = 0; i < n; i++) {
-		for (b = 0; b < 8; b++) {
-			if (in[i] & (0x80 >> b))
-				hash ^= v;
-			v <<= 1;
-			if (i + 4 < SRNIC_RSS_KEY_LEN &&
-			    (key[i + 4] & (0x80 >> b)))
-				v |= 1;
-		}
-	}
-	return hash;
-}
-
 /*
  * The hash input of @f for the fields an RSS QP asked for, in the usual
  * order (source address, destination address, source port, destination
@@ -202,7 +184,7 @@ static u32 srnic_rss_hash(const struct srnic_rss *rss,
 	SRNIC_HASH_IN(SRNIC_RX_HASH_DST_PORT_UDP,
 		      f->l4 && f->l4proto == IPPROTO_UDP, &f->ports.dst_port, 2);
 #undef SRNIC_HASH_IN
-	return srnic_toeplitz(rss->key, in, n);
+	return srnic_toeplitz(rss->key, SRNIC_RSS_KEY_LEN, in, n);
 }
 
 /* A receive completion of WQ @rwq; an error puts the WQ in error. */

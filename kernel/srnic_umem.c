@@ -50,15 +50,9 @@ int srnic_umem_pin(struct srnic_dev *sdev, u64 addr, size_t len, bool ring,
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (!len || len > SZ_1G || addr + len < addr)
+	len = srnic_umem_pin_len(addr, len, ring, PAGE_SHIFT);
+	if (!len)
 		return -EINVAL;
-	if (ring) {
-		if (addr & ~PAGE_MASK)
-			return -EINVAL;
-		len = PAGE_ALIGN(len);
-	} else if ((addr & ~PAGE_MASK) + len > PAGE_SIZE) {
-		return -EINVAL;
-	}
 
 	umem = ib_umem_get(&sdev->ibdev, addr, len, IB_ACCESS_LOCAL_WRITE);
 	if (IS_ERR(umem))
