@@ -16,8 +16,6 @@
 
 /* Deadline of any expected completion or event (TCG is slow). */
 #define WC_MS 10000
-/* How long "nothing arrives" is watched. */
-#define QUIET_MS 300
 #define BUF_LEN (2u << 20)
 #define QKEY 0x11111111u
 #define KiB 1024u
