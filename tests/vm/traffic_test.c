@@ -2182,6 +2182,27 @@ TEST_F_TIMEOUT(dev, kill_child_mid_transfer, 240)
 /* ================= garbage WQEs (srnic only) ================= */
 
 /*
+ * After raw_qp_wait(): the QP in ERR, and an error CQE among its CQEs,
+ * within @ms, counting on.  An error completion takes the QP to ERR, and
+ * so does a broken ring protocol (a producer out of the ring), and in ERR
+ * what was posted and left is flushed: an error either way.
+ */
+static int garbage_settled(struct raw_qp *g, int ms, int *errors, int *cqes)
+{
+	uint64_t end = now_ms() + ms;
+
+	for (;;) {
+		raw_qp_reap(g, cqes, errors);
+		if (*errors &&
+		    uverbs_query_qp_state(g->fd, g->qp.core.qp_handle) == IBV_QPS_ERR)
+			return 1;
+		if (now_ms() > end)
+			return 0;
+		usleep(1000);
+	}
+}
+
+/*
  * garbage_wqe_test() -- srnic only.
  *
  * Fills a QP's send ring with random bytes, rings the doorbell and expects
@@ -2240,7 +2261,14 @@ static void garbage_wqe_test(struct __test_metadata *_metadata,
 		ASSERT_EQ(1, raw_qp_wait(&g, WC_MS, &errors, &cqes))
 			TH_LOG("round %d: no error completion and QP not in ERR "
 			       "(%d CQEs) within %d ms", round, cqes, WC_MS);
+		EXPECT_EQ(1, garbage_settled(&g, WC_MS, &errors, &cqes))
+			TH_LOG("round %d: QP state %d, %d CQEs, %d errors", round,
+			       uverbs_query_qp_state(g.fd, g.qp.core.qp_handle), cqes, errors);
 		TH_LOG("round %d: %d CQEs, %d errors", round, cqes, errors);
+		/* A WQE completes once at most: no more CQEs than the producer announced. */
+		if (round < 10) {
+			EXPECT_GE((int)producer, cqes) TH_LOG("round %d", round);
+		}
 		raw_qp_free(&g);
 	}
 	/* The device still works for everybody. */
