@@ -89,8 +89,7 @@ static int ud_ep(struct env *e, struct ep *x, uint32_t create_flags)
 FIXTURE_SETUP(mc)
 {
 	ASSERT_EQ(0, env_open(&self->e));
-	if (!self->e.dev.max_mcast_grp)
-		SKIP(return, "the device reports no multicast groups");
+	ASSERT_NE(0, self->e.dev.max_mcast_grp) TH_LOG("srnic reports no multicast groups");
 	ASSERT_EQ(0, ud_ep(&self->e, &self->r1, 0));
 	ASSERT_EQ(0, ud_ep(&self->e, &self->r2, 0));
 	self->mgid = group_gid(&self->e, 1);

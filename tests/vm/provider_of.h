@@ -21,4 +21,12 @@ static inline const char *provider_name(const char *dev, char *out, size_t len)
 	return ret;
 }
 
+/* Whether libibverbs bound @dev to srnic's provider. */
+static inline int is_srnic(const char *dev)
+{
+	char name[32];
+
+	return provider_name(dev, name, sizeof(name)) && !strcmp(name, "srnic");
+}
+
 #endif /* SRNIC_PROVIDER_OF_H */

@@ -25,6 +25,7 @@ static const uint8_t MAC_A[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
 static const uint8_t MAC_B[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x66 };
 static const uint8_t MAC_SRC[6] = { 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee };
 static const uint8_t MAC_FF[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+static const uint8_t MAC_SENTINEL[6] = { 0x02, 0x5e, 0x5e, 0x5e, 0x5e, 0x5e };
 
 /* The RSS key of rdma-core's test_rss_traffic. */
 static const uint8_t RSS_KEY[40] = {
@@ -230,6 +231,34 @@ static void got_frame(struct __test_metadata *_metadata, struct rawq *r,
 	EXPECT_EQ(0, memcmp(r->buf + wc.wr_id * SLOT, tx->buf, len));
 }
 
+/*
+ * Nothing more came to @r, nor back to @tx: a sentinel, not a wait.  A
+ * flow of its own (for this frame alone) steers one more frame from @tx,
+ * from its slot 1, to @r: @tx's frames are steered in order, so it is
+ * @r's next completion, and its send @tx's.
+ */
+static void expect_sentinel_frame(struct __test_metadata *_metadata, struct rawq *tx,
+				  struct rawq *r)
+{
+	struct ibv_flow *f = flow_dmac(r->qp, MAC_SENTINEL, MAC_FF, 0);
+	struct ibv_wc wc;
+
+	ASSERT_NE(NULL, f);
+	frame_udp4(tx->buf + SLOT, MAC_SENTINEL, 0x5e5e5e5e, 0x5e5e5e5e, 0x5e5e, 0x5e5e,
+		   FRAME_LEN, 0x5e);
+	ASSERT_EQ(0, rawq_send(tx, 1, FRAME_LEN, tx->mr->lkey));
+	WAIT_WC(tx->cq, wc);
+	EXPECT_TRUE(wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND)
+		TH_LOG("before the sentinel's send: wr_id %llu (%s)",
+		       (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	WAIT_WC(r->cq, wc);
+	ASSERT_WC(wc, IBV_WC_SUCCESS, IBV_WC_RECV);
+	EXPECT_EQ(FRAME_LEN, wc.byte_len);
+	EXPECT_EQ(0, memcmp(r->buf + wc.wr_id * SLOT, tx->buf + SLOT, FRAME_LEN))
+		TH_LOG("a frame came before the sentinel");
+	EXPECT_EQ(0, ibv_destroy_flow(f));
+}
+
 TEST_F(raw, delivered_to_the_matching_flow_only)
 {
 	self->fa = flow_dmac(self->a.qp, MAC_A, MAC_FF, 0);
@@ -240,16 +269,15 @@ TEST_F(raw, delivered_to_the_matching_flow_only)
 	frame_udp4(self->tx.buf, MAC_A, 0x01010101, 0x02020202, 1, 2, FRAME_LEN, 1);
 	send_ok(_metadata, &self->tx, FRAME_LEN);
 	got_frame(_metadata, &self->a, &self->tx, FRAME_LEN);
-	ASSERT_QUIET(self->b.cq);
+	expect_sentinel_frame(_metadata, &self->tx, &self->b);
 
 	/* The largest frame: the MTU after the header. */
 	frame_udp4(self->tx.buf, MAC_B, 0x01010101, 0x02020202, 1, 2,
 		   1500 + 14, 2);
 	send_ok(_metadata, &self->tx, 1500 + 14);
 	got_frame(_metadata, &self->b, &self->tx, 1500 + 14);
-	ASSERT_QUIET(self->a.cq);
-	/* The sender has no flow: nothing came back to it. */
-	ASSERT_QUIET(self->tx.cq);
+	/* Nothing to a; and the sender has no flow: nothing came back to it. */
+	expect_sentinel_frame(_metadata, &self->tx, &self->a);
 }
 
 TEST_F(raw, no_flow_drops_and_counts)
@@ -261,8 +289,8 @@ TEST_F(raw, no_flow_drops_and_counts)
 	ASSERT_NE(NULL, self->fa);
 	frame_udp4(self->tx.buf, MAC_B, 1, 2, 3, 4, FRAME_LEN, 3);
 	send_ok(_metadata, &self->tx, FRAME_LEN);
-	ASSERT_QUIET(self->a.cq);
-	ASSERT_QUIET(self->b.cq);
+	expect_sentinel_frame(_metadata, &self->tx, &self->a);
+	expect_sentinel_frame(_metadata, &self->tx, &self->b);
 	EXPECT_EQ(before + 1, raw_stat("no_flow"));
 
 	/* A destroyed flow steers nothing. */
@@ -270,7 +298,7 @@ TEST_F(raw, no_flow_drops_and_counts)
 	self->fa = NULL;
 	frame_udp4(self->tx.buf, MAC_A, 1, 2, 3, 4, FRAME_LEN, 4);
 	send_ok(_metadata, &self->tx, FRAME_LEN);
-	ASSERT_QUIET(self->a.cq);
+	expect_sentinel_frame(_metadata, &self->tx, &self->a);
 	EXPECT_EQ(before + 2, raw_stat("no_flow"));
 }
 
@@ -304,18 +332,18 @@ TEST_F(raw, masks)
 	frame_udp4(self->tx.buf, MAC_B, 1, 0x0a020299, 7, 4791, FRAME_LEN, 5);
 	send_ok(_metadata, &self->tx, FRAME_LEN);
 	got_frame(_metadata, &self->a, &self->tx, FRAME_LEN);
-	ASSERT_QUIET(self->b.cq);
+	expect_sentinel_frame(_metadata, &self->tx, &self->b);
 
 	frame_udp4(self->tx.buf, MAC_SRC, 1, 0x0a0102fe, 9, 4791, FRAME_LEN, 6);
 	send_ok(_metadata, &self->tx, FRAME_LEN);
 	got_frame(_metadata, &self->b, &self->tx, FRAME_LEN);
-	ASSERT_QUIET(self->a.cq);
+	expect_sentinel_frame(_metadata, &self->tx, &self->a);
 
 	/* Right subnet, wrong port: nobody. */
 	frame_udp4(self->tx.buf, MAC_SRC, 1, 0x0a010201, 9, 4792, FRAME_LEN, 7);
 	send_ok(_metadata, &self->tx, FRAME_LEN);
-	ASSERT_QUIET(self->a.cq);
-	ASSERT_QUIET(self->b.cq);
+	expect_sentinel_frame(_metadata, &self->tx, &self->a);
+	expect_sentinel_frame(_metadata, &self->tx, &self->b);
 }
 
 TEST_F(raw, best_priority_wins_equal_ones_share)
@@ -327,7 +355,7 @@ TEST_F(raw, best_priority_wins_equal_ones_share)
 	frame_udp4(self->tx.buf, MAC_A, 1, 2, 3, 4, FRAME_LEN, 8);
 	send_ok(_metadata, &self->tx, FRAME_LEN);
 	got_frame(_metadata, &self->b, &self->tx, FRAME_LEN);
-	ASSERT_QUIET(self->a.cq);
+	expect_sentinel_frame(_metadata, &self->tx, &self->a);
 
 	ASSERT_EQ(0, ibv_destroy_flow(self->fb));
 	self->fb = flow_dmac(self->b.qp, MAC_A, MAC_FF, 1);
@@ -347,6 +375,7 @@ TEST_F(raw, bad_frames_fail_the_send)
 	ASSERT_EQ(0, rawq_send(&self->tx, 0, 1500 + 18 + 1, self->tx.mr->lkey));
 	WAIT_WC(self->tx.cq, wc);
 	ASSERT_WC(wc, IBV_WC_LOC_LEN_ERR, 0);
+	/* The sender is in error: no sentinel can follow its frame. */
 	ASSERT_QUIET(self->a.cq);
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(self->tx.qp));
 }
@@ -686,8 +715,11 @@ TEST_F(raw, destroy_while_traffic_runs)
 	wait_sent(&s, 10);
 	ASSERT_EQ(0, ibv_destroy_flow(self->fa));
 	self->fa = NULL;
-	/* Once the flow is gone, what A has is all it gets. */
-	got = drain(self->a.cq, wc, NSLOTS, QUIET_MS);
+	/*
+	 * Once the flow is gone, what A has is all it gets (the sender is
+	 * another thread's: no sentinel is ordered after its frames).
+	 */
+	got = drain(self->a.cq, wc, NSLOTS, quiet_ms());
 	EXPECT_LT(0, got);
 	ASSERT_QUIET(self->a.cq);
 	/* A QP with a flow cannot go; without, it can, mid-traffic. */

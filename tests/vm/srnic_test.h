@@ -27,6 +27,19 @@ static inline uint64_t scaled_ms(uint64_t ms)
 	return s && atoi(s) > 0 ? ms * atoi(s) : ms;
 }
 
+/*
+ * The one wait for "nothing happens", of last resort: 300 ms, scaled.
+ * Wherever one can exist, a check that something does not arrive is a
+ * sentinel instead: a marker sent after what must not arrive, ordered
+ * after it, whose arrival with nothing before it proves it (traffic.h,
+ * wire_test.c).  This is for what nothing can be ordered after: events on
+ * a channel, a QP in error or destroyed, a sender in another thread.
+ */
+static inline int quiet_ms(void)
+{
+	return (int)scaled_ms(300);
+}
+
 static inline uint64_t now_ms(void)
 {
 	struct timespec ts;

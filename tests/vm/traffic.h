@@ -16,8 +16,6 @@
 
 /* Deadline of any expected completion or event (TCG is slow). */
 #define WC_MS 10000
-/* How long "nothing arrives" is watched. */
-#define QUIET_MS 300
 #define BUF_LEN (2u << 20)
 #define QKEY 0x11111111u
 #define KiB 1024u
@@ -507,13 +505,49 @@ static inline int drain(struct ibv_cq *cq, struct ibv_wc *wc, int want, int ms)
 		EXPECT_EQ((op), (wc).opcode); \
 } while (0)
 
+/*
+ * Nothing completes on @cq for quiet_ms(): the last resort, where no
+ * sentinel (expect_quiet_pair) can follow what must not complete.
+ */
 #define ASSERT_QUIET(cq) do { \
 	struct ibv_wc __q; \
-	ASSERT_EQ(0, poll_one((cq), &__q, QUIET_MS)) \
+	ASSERT_EQ(0, poll_one((cq), &__q, quiet_ms())) \
 		TH_LOG("unexpected completion: wr_id %llu status %s", \
 		       (unsigned long long)__q.wr_id, \
 		       ibv_wc_status_str(__q.status)); \
 } while (0)
+
+/* The wr_id and immediate of a sentinel: no test uses them for anything else. */
+#define SENTINEL_ID 0x5e5e5e5eu
+
+/*
+ * Nothing more completes on @x's CQ, nor on @y's: a sentinel, not a wait.
+ * After all that must not complete, a signaled zero-length SEND_WITH_IMM
+ * from @x to @y, which must be the next completion of each: a send queue
+ * completes in order, RC and UC deliver a QP's messages in order (as srnic
+ * does one UD QP's datagrams to another).  Its receive is posted here, at
+ * the end of @y's buffer; a receive @y had posted before may take it: the
+ * immediate says which message came.
+ */
+static inline void expect_quiet_pair(struct __test_metadata *_metadata, struct ep *x,
+				     struct ep *y)
+{
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, post_recv(y, SENTINEL_ID, y->o.buf_len - 64, 64));
+	ASSERT_EQ(0, post_send1(x, IBV_WR_SEND_WITH_IMM, SENTINEL_ID, 0, 0,
+				IBV_SEND_SIGNALED, NULL, 0, SENTINEL_ID));
+	WAIT_WC(x->cq, wc);
+	ASSERT_TRUE(wc.wr_id == SENTINEL_ID && wc.status == IBV_WC_SUCCESS)
+		TH_LOG("QP %u: before the sentinel's send, wr_id %llu (%s)", x->qp->qp_num,
+		       (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	WAIT_WC(y->cq, wc);
+	ASSERT_TRUE(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+		    (wc.wc_flags & IBV_WC_WITH_IMM) && ntohl(wc.imm_data) == SENTINEL_ID)
+		TH_LOG("QP %u: before the sentinel's receive, wr_id %llu (%s, opcode %d)",
+		       y->qp->qp_num, (unsigned long long)wc.wr_id,
+		       ibv_wc_status_str(wc.status), wc.opcode);
+}
 
 /* The 40 bytes before a UD message: the GRH, for RoCEv2 an IP header. */
 static inline void check_grh(struct __test_metadata *_metadata, const uint8_t *g,
