@@ -64,9 +64,10 @@ run: deps all
 bench: deps all
 	SMP=$(SMP) BASE=$(BASE) scripts/bench-host.sh
 
-# The provider and srnic.ko for the running kernel (through DKMS when it is installed).
+# The provider and srnic.ko for the running kernel (through DKMS when it is installed;
+# DKMS=no installs the module built here instead).
 install: user
-	scripts/install.sh $(BUILD)
+	DKMS=$(DKMS) scripts/install.sh $(BUILD)
 
 uninstall:
 	scripts/uninstall.sh $(BUILD)

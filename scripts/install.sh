@@ -2,7 +2,8 @@
 # `make install`: the provider (into libibverbs' provider directory, with
 # /etc/libibverbs.d/srnic.driver naming it) and srnic.ko for the running kernel (KVER_INSTALL=
 # names another): through DKMS when dkms is installed, which also builds it for every kernel
-# installed later; without DKMS, built here into /lib/modules/KVER/updates, then depmod.
+# installed later; without DKMS (or with DKMS=no), built here into /lib/modules/KVER/updates,
+# then depmod.
 # What it puts in place is recorded (CMake's install_manifest.txt, BUILD/install-module.txt), so
 # `make uninstall` (scripts/uninstall.sh) removes exactly that.
 # Usage: scripts/install.sh [BUILD_DIR]
@@ -15,7 +16,8 @@ version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
 
 cmake --install "$build/cmake"
 
-if command -v dkms >/dev/null; then
+# DKMS=no: the module this tree built (make kernel), without DKMS even where it is installed.
+if [ "${DKMS:-yes}" != no ] && command -v dkms >/dev/null; then
 	src=/usr/src/srnic-$version
 	# A reinstall replaces what an earlier one left.
 	dkms remove -m srnic -v "$version" --all >/dev/null 2>&1 || true

@@ -10,6 +10,18 @@ export RDMAV_DRIVERS=$BUILD/cmake/libsrnic
 export SRNIC_DEV=${SRNIC_DEV:-srnic0}
 export SRNIC_NETDEV=${SRNIC_NETDEV:-srnic_veth0}
 PASSED=0 FAILED=0 SKIPPED=0
+# The tier: make check's short budgets, or make check-full's (scripts/check.sh sets it).
+export SRNIC_TIER=${SRNIC_TIER:-short}
+
+# fuzz_budget N: a soak loop's budget N, written at the full tier's size, for this tier (as
+# fuzz_budget() in srnic_test.h: a quarter in the short tier, SRNIC_FUZZ_SCALE percent if set).
+fuzz_budget() {
+	local pct=25 n
+	[ "$SRNIC_TIER" = full ] && pct=100
+	[ "${SRNIC_FUZZ_SCALE:-0}" -gt 0 ] 2>/dev/null && pct=$SRNIC_FUZZ_SCALE
+	n=$(($1 * pct / 100))
+	echo $((n > 0 ? n : 1))
+}
 
 # A veth pair and srnic0 on one end; the module loads on demand.
 srnic_setup_main_device() {

@@ -183,7 +183,7 @@ TEST_F(removal, debugfs_read_while_removed)
 	if (access("/sys/kernel/debug/srnic", F_OK))
 		SKIP(return, "no srnic debugfs (debugfs not mounted?)");
 	ASSERT_EQ(0, pthread_create(&th, NULL, read_debugfs, &r));
-	rounds = link_churn("rmdev3", self->ifa, 40, 10000, &made);
+	rounds = link_churn("rmdev3", self->ifa, fuzz_budget(40), fuzz_budget(10000), &made);
 	r.stop = 1;
 	pthread_join(th, NULL);
 	EXPECT_EQ(rounds, made);

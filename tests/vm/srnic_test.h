@@ -40,6 +40,21 @@ static inline int quiet_ms(void)
 	return (int)scaled_ms(300);
 }
 
+/*
+ * The budget of a fuzzer, flood or soak loop (rounds, packets, seconds),
+ * written at make check-full's size (SRNIC_TIER=full).  make check, the
+ * short tier, runs a quarter of it: every path once, not for long.
+ * SRNIC_FUZZ_SCALE, a percentage, sets any other share.  Never below 1.
+ */
+static inline uint64_t fuzz_budget(uint64_t full)
+{
+	const char *s = getenv("SRNIC_FUZZ_SCALE"), *t = getenv("SRNIC_TIER");
+	uint64_t pct = s && atoi(s) > 0 ? (uint64_t)atoi(s) :
+		       t && !strcmp(t, "full") ? 100 : 25;
+
+	return full * pct / 100 ?: 1;
+}
+
 static inline uint64_t now_ms(void)
 {
 	struct timespec ts;

@@ -44,9 +44,9 @@ static int gid_index(void)
 static int stress_seconds(void)
 {
 	const char *s = getenv("SRNIC_STRESS_SECONDS");
-	int v = s && *s ? atoi(s) : 30;
+	int v = s && *s ? atoi(s) : (int)fuzz_budget(30);
 
-	return v > 0 && v <= 600 ? v : 30;
+	return v > 0 && v <= 600 ? v : (int)fuzz_budget(30);
 }
 
 struct worker {

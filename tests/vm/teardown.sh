@@ -197,7 +197,7 @@ td_kill_storm() {
 	base=$(td_pinned)
 	objs0=$(td_objects)
 	d=$(mktemp -d)
-	for wave in $(seq 1 8); do
+	for wave in $(seq 1 "$(fuzz_budget 8)"); do
 		start=$EPOCHREALTIME
 		for i in $(seq 1 25); do
 			"$LOADGEN" traffic $TD_DEV pinned >"$d/$wave.$i" 2>&1 &

@@ -306,7 +306,7 @@ TEST(link_made_under_a_flood)
 	env_close(&e);
 	ASSERT_EQ(0, sh("rdma link del " W_DEV));
 	ASSERT_EQ(0, pthread_create(&th, NULL, flood_4791, &f));
-	rounds = link_churn(W_DEV, W_VETH "0", 40, 10000, &made);
+	rounds = link_churn(W_DEV, W_VETH "0", fuzz_budget(40), fuzz_budget(10000), &made);
 	f.stop = 1;
 	pthread_join(th, NULL);
 	net_down();
@@ -3912,8 +3912,8 @@ TEST_F(rcw, random_answers_survived)
 
 	srand(seed);
 	ra_connect(_metadata, self);
-	/* Six seconds of answers, a few every millisecond: timers run out too. */
-	for (uint64_t end = now_ms() + 6000; now_ms() < end; usleep(250)) {
+	/* Six seconds of answers (in the full tier), a few every millisecond: timers run out too. */
+	for (uint64_t end = now_ms() + fuzz_budget(6000); now_ms() < end; usleep(250)) {
 		int n = ibv_poll_cq(self->x.cq, 16, wc);
 
 		/* Receives (a random answer may be a SEND) have wr_ids below RA_WR. */
