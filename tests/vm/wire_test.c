@@ -208,11 +208,64 @@ static int ipv4_gid_ready(const char *dev)
 	return !sh("%s", cmd);
 }
 
+/*
+ * The net (the peer's namespace, the veth, srnic's device on its end) is
+ * built once and kept from test to test: it takes seconds to build here and
+ * minutes on the debug kernel.  W_KEPT records the layout it was built with;
+ * net_up() reuses a net of the same layout whose device is still there.  A
+ * test that changes the net (an MTU, a qdisc, a route, a fault knob, the
+ * device removed) calls net_spoil() first, and its teardown then removes the
+ * net for the next test to build anew.  The suite's process removes what is
+ * left when it ends.
+ */
+#define W_KEPT "/run/srnic-wire-net"
+
 static void net_down(void)
 {
+	unlink(W_KEPT);
 	sh("rdma link del " W_DEV " 2>/dev/null; ip link del " W_VETH "0 2>/dev/null;"
 	   " ip netns exec " W_MY_NS " ip link del " W_VETH "0 2>/dev/null;"
 	   " ip netns del " W_NS " 2>/dev/null; ip netns del " W_MY_NS " 2>/dev/null");
+}
+
+static void net_spoil(void)
+{
+	unlink(W_KEPT);
+}
+
+/* A fixture's teardown: the net goes only if a test changed it. */
+static void net_release(void)
+{
+	if (access(W_KEPT, F_OK))
+		net_down();
+}
+
+static pid_t net_owner;
+
+static void __attribute__((constructor)) net_owner_is_main(void)
+{
+	net_owner = getpid();
+}
+
+static void __attribute__((destructor)) net_gone_at_exit(void)
+{
+	if (getpid() == net_owner)
+		net_down();
+}
+
+/* The kept net has layout @in_ns and its device. */
+static int net_kept(int in_ns)
+{
+	char want = in_ns ? '1' : '0', got = 0;
+	int fd = open(W_KEPT, O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (read(fd, &got, 1) != 1)
+		got = 0;
+	close(fd);
+	return got == want && !access("/sys/class/infiniband/" W_DEV, F_OK) &&
+	       !access("/var/run/netns/" W_NS, F_OK);
 }
 
 /*
@@ -223,6 +276,11 @@ static void net_up(struct __test_metadata *_metadata, int in_ns, struct env *e)
 {
 	const char *me = in_ns ? "ip netns exec " W_MY_NS " " : "";
 
+	if (net_kept(in_ns)) {
+		ASSERT_TRUE(wait_until(ipv4_gid_ready, W_DEV, 1, 10000));
+		ASSERT_EQ(0, env_open_dev(e, W_DEV));
+		return;
+	}
 	net_down();
 	ASSERT_EQ(0, sh("ip netns add " W_NS " && "
 			"ip link add " W_VETH "0 type veth peer name " W_VETH "1 && "
@@ -241,6 +299,7 @@ static void net_up(struct __test_metadata *_metadata, int in_ns, struct env *e)
 			NS "ip link set " W_VETH "1 up && "
 			"%srdma link add " W_DEV " type srnic netdev " W_VETH "0", me, me, me, me));
 	ASSERT_TRUE(wait_until(ipv4_gid_ready, W_DEV, 1, 10000));
+	ASSERT_EQ(0, sh("echo %d > " W_KEPT, in_ns));
 	ASSERT_EQ(0, env_open_dev(e, W_DEV));
 }
 
@@ -303,6 +362,7 @@ TEST(link_made_under_a_flood)
 	pthread_t th;
 
 	net_up(_metadata, 0, &e);
+	net_spoil();
 	env_close(&e);
 	ASSERT_EQ(0, sh("rdma link del " W_DEV));
 	ASSERT_EQ(0, pthread_create(&th, NULL, flood_4791, &f));
@@ -337,7 +397,7 @@ FIXTURE_TEARDOWN(wire)
 	ep_destroy(&self->x);
 	env_close(&self->e);
 	if (self->made)
-		net_down();
+		net_release();
 }
 
 static struct dgram good(const struct ep *x, uint32_t len, uint8_t fill)
@@ -710,7 +770,7 @@ FIXTURE_TEARDOWN(rcw)
 	ep_destroy(&self->x);
 	env_close(&self->e);
 	if (self->made)
-		net_down();
+		net_release();
 }
 
 /* The peer's packet @r to srnic's QP @dqpn. */
@@ -1719,6 +1779,7 @@ TEST_F(rcw, duplicate_read_after_mtu_change)
 
 	/* A path MTU of 1024 on a netdev that carries 256 (600 bytes less RoCEv2's). */
 	ep_destroy(&self->x);
+	net_spoil();
 	ASSERT_EQ(0, sh("ip link set " W_VETH "0 mtu 600"));
 	self->e.port.active_mtu = IBV_MTU_1024;
 	rc_connect(_metadata, self, 0);
@@ -1776,6 +1837,7 @@ TEST_F(rcw, duplicate_read_replaces_the_one_going_out)
 
 	for (size_t i = 0; i < (size_t)(n1 + n2) * mtu; i++)
 		self->x.buf[i] = rd_byte(i);
+	net_spoil();
 	ASSERT_EQ(0, sh("tc qdisc replace dev " W_VETH "0 root netem rate 8mbit limit 16"));
 	ASSERT_EQ(0, rc_send_pkt(self, &r1));
 	ASSERT_EQ(0, rc_send_pkt(self, &r2));
@@ -1851,6 +1913,7 @@ TEST_F(rcw, destroy_and_link_del_while_reading)
 	struct answer a;
 	struct rcpkt r;
 
+	net_spoil();
 	ASSERT_EQ(0, sh("tc qdisc replace dev " W_VETH "0 root netem rate 8mbit limit 16"));
 	for (int round = 0; round < 2; round++) {
 		r = rc_reth(OP_READ_REQ, W_PSN, (uintptr_t)self->x.buf, self->x.mr->rkey, len);
@@ -3324,6 +3387,7 @@ TEST_F(rcw, error_while_the_head_faults)
 	expect_write_packet(_metadata, self, W_PSN + 1, 1, buf + 4096, 200);
 	ASSERT_EQ(0, madvise(buf, LEN, MADV_DONTNEED));
 	/* The next fault of this QP's takes a second before it starts. */
+	net_spoil();
 	ASSERT_EQ(0, sh("cd " W_DBG "fault && echo 1000000 > delay_us && cd odp_slow && "
 			"echo %u > qpn && echo 1 > times && echo 100 > probability",
 			self->x.qp->qp_num));
@@ -3371,6 +3435,7 @@ TEST_F(rcw, payload_pages_held_past_dereg_and_unmap)
 	struct ibv_mr *mr;
 	uint8_t *buf, *other;
 
+	net_spoil();
 	if (sh("tc qdisc add dev " W_VETH "0 root netem delay 400ms 2>/dev/null"))
 		SKIP(return, "no netem (sch_netem) to hold packets in");
 	ep_destroy(&self->x);
@@ -3413,6 +3478,7 @@ TEST_F(rcw, route_changes_followed)
 	expect_requests(_metadata, self, wr, 1, psn);
 	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn, 0);
 	expect_done(_metadata, self, 0, 1);
+	net_spoil();
 	ASSERT_EQ(0, sh("ip route add " W_PEER "/32 via " W_NOBODY " dev " W_VETH "0"));
 	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 1, 0, 64));
 	/* A sentinel's answer would take the same dead route: the last resort. */
