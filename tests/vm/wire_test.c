@@ -522,6 +522,72 @@ TEST_F(wire, random_garbage_survived)
 }
 
 
+/* A receive of 40 + 512 bytes into slot @i of @u's buffer: on @srq, or @u's own queue. */
+static int post_small_recv(struct ep *u, struct ibv_srq *srq, uint64_t i)
+{
+	struct ibv_sge s = { (uintptr_t)u->buf + i * 4096, 40 + 512, u->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &s, .num_sge = 1 }, *bad;
+
+	return srq ? ibv_post_srq_recv(srq, &wr, &bad) : ibv_post_recv(u->qp, &wr, &bad);
+}
+
+/*
+ * A datagram longer than the receive buffers of the UD QP it is for (any
+ * host may send one): dropped and counted in resp_local_length_error, the
+ * QP still in RTS.  Its receive WQE, of the QP's own queue, is not
+ * consumed: the next datagram, which fits, is the first completion and
+ * takes it.  On an SRQ (whose WQE another QP could have had) the WQE taken
+ * completes with IBV_WC_LOC_LEN_ERR, and the QP goes on (IBTA class E, as
+ * rxe).  The datagram once completed in error and moved the QP to error.
+ */
+TEST_F(wire, ud_datagram_over_receive_buffer_dropped)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	long long len0 = counter("resp_local_length_error");
+	struct ibv_srq *srq = NULL;
+
+	for (int on_srq = 0; on_srq < 2; on_srq++) {
+		struct qp_opts o = qp_defaults(&self->e, IBV_QPT_UD);
+		struct ibv_wc wc;
+		struct dgram d;
+		struct ep u;
+
+		TH_LOG("%s", on_srq ? "on an SRQ" : "on its own receive queue");
+		if (on_srq) {
+			srq = ibv_create_srq(self->e.pd, &sa);
+			ASSERT_NE(NULL, srq);
+			o.srq = srq;
+		}
+		ASSERT_EQ(0, ep_create(&self->e, &o, &u));
+		ASSERT_EQ(0, ep_connect(&u, u.qp->qp_num));
+		for (uint64_t i = 0; i < 2; i++)
+			ASSERT_EQ(0, post_small_recv(&u, srq, i));
+		d = good(&u, 1024, 0xee);
+		ASSERT_EQ(0, send_pkt(self->raw, &d));
+		d = good(&u, 512, 0x5e);
+		ASSERT_EQ(0, send_pkt(self->raw, &d));
+		ASSERT_EQ(1, poll_one(u.cq, &wc, WC_MS));
+		if (on_srq) {
+			EXPECT_EQ(0, wc.wr_id);
+			EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status)
+				TH_LOG("%s", ibv_wc_status_str(wc.status));
+			ASSERT_EQ(1, poll_one(u.cq, &wc, WC_MS));
+		}
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status)
+			TH_LOG("wr_id %llu: %s", (unsigned long long)wc.wr_id,
+			       ibv_wc_status_str(wc.status));
+		EXPECT_EQ((uint64_t)on_srq, wc.wr_id);
+		EXPECT_EQ(40 + 512u, wc.byte_len);
+		EXPECT_EQ(-1, all_eq(u.buf + wc.wr_id * 4096 + 40, 512, 0x5e));
+		EXPECT_EQ(IBV_QPS_RTS, qp_state(u.qp));
+		EXPECT_EQ(len0 + on_srq + 1,
+			  counter_reaching("resp_local_length_error", len0 + on_srq + 1));
+		ep_destroy(&u);
+	}
+	ibv_destroy_srq(srq);
+}
+
+
 /* ---- a hostile RC requester ---- */
 
 #define W_PQPN 0x00abcdu	/* the peer's QPN, to which srnic's QP is connected */
@@ -1256,6 +1322,54 @@ TEST_F(rcw, send_over_receive_buffer)
 	ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
 	EXPECT_NE(IBV_WC_SUCCESS, wc.status);
 	expect_silent_in_err(_metadata, self, &self->x);
+}
+
+#define W_GSI_QKEY 0x80010000u	/* QP1's Q_Key */
+#define W_CM_PORT 7391		/* rping's rdma_cm port */
+
+/* Whether QP1 of srnic's device is in @state, as `rdma resource` shows it. */
+static int qp1_in(const char *state)
+{
+	return !sh("rdma resource show qp link " W_DEV "/1 lqpn 1 | grep -q 'state %s '", state);
+}
+
+/*
+ * An rdma_cm connection on srnic's device, both ends on its address (the
+ * core puts them on the one device: REQ, REP and RTU through QP1), data
+ * checked: rping's exit status.
+ */
+static int rping_on_device(int port)
+{
+	return sh("modprobe rdma_ucm 2>/dev/null; "
+		  "timeout 60 rping -s -a " W_ME " -p %d -C 4 >/dev/null 2>&1 & s=$!; "
+		  "for i in $(seq 200); do rdma resource show cm_id 2>/dev/null | "
+		  "grep -q 'state LISTEN .*src-addr [^ ]*:%d ' && break; sleep 0.05; done; "
+		  "timeout 30 rping -c -a " W_ME " -p %d -C 4 -V >/dev/null 2>&1; c=$?; "
+		  "[ $c = 0 ] || kill $s 2>/dev/null; wait $s; exit $c", port, port, port);
+}
+
+/*
+ * Datagrams from any host to QP1 (Q_Key 0x80010000): one longer than its
+ * receive buffers (ib_mad posts 40 + 256 bytes), one that fits but is no
+ * MAD (ib_mad drops it), one whose UDP length lies.  QP1 stays in RTS, the
+ * long one is counted in resp_local_length_error, and rdma_cm still
+ * connects on the device.  The long one once moved QP1 to error: no
+ * rdma_cm connection of the device succeeded afterwards.
+ */
+TEST_F_TIMEOUT(rcw, qp1_survives_datagrams_over_its_buffers, 180)
+{
+	long long len0 = counter("resp_local_length_error");
+	struct dgram d[3];
+
+	d[0] = (struct dgram){ .opcode = 0x64, .pad = -1, .dqpn = 1, .qkey = W_GSI_QKEY,
+			       .len = 1000, .fill = 0xee };
+	d[1] = d[0], d[1].len = 256;
+	d[2] = d[0], d[2].udp_len_delta = 64;
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(0, send_pkt(self->raw, &d[i]));
+	EXPECT_EQ(len0 + 1, counter_reaching("resp_local_length_error", len0 + 1));
+	EXPECT_TRUE(qp1_in("RTS")) TH_LOG("QP1 left RTS");
+	EXPECT_EQ(0, rping_on_device(W_CM_PORT)) TH_LOG("rdma_cm does not connect on the device");
 }
 
 /*
