@@ -323,16 +323,17 @@ static enum srnic_resp srnic_resp_take_rwqe(struct srnic_engine *eng,
 
 /*
  * Message @m is longer than the buffers of the receive WQE in eng->rwqe
- * (counted).  RC, UC and XRC: the WQE completes with a local length error,
- * the QP goes to error (RC's requester gets an invalid-request NAK).  UD,
- * the GSI QP among them: the datagram is dropped and the QP goes on, as
+ * (counted).  RC and XRC: the WQE completes with a local length error, the
+ * QP goes to error and the requester gets an invalid-request NAK.  UD (the
+ * GSI QP among them) and UC: the message is dropped and the QP goes on, as
  * the IBTA's responder classes D and E have it and rxe does (Linux 6.12
  * rxe_resp.c, RESPST_ERR_LENGTH): any host may send a datagram, and one
- * too long for QP1's buffers would otherwise stop rdma_cm on the device.
- * The WQE, as rxe: one of the QP's own receive queue is not consumed (held
- * back, the QP's next message takes it: class D); one of an SRQ, taken from
- * a queue other QPs share, completes with IB_WC_LOC_LEN_ERR (class E; rxe
- * says IB_WC_REM_INV_REQ_ERR, the requester's status for it).
+ * too long for QP1's buffers would otherwise stop rdma_cm on the device;
+ * UC has no answer to give the requester.  The WQE, as rxe: one of the
+ * QP's own receive queue is not consumed (held back, the QP's next message
+ * takes it: class D); one of an SRQ, taken from a queue other QPs share,
+ * completes with IB_WC_LOC_LEN_ERR (class E; rxe says
+ * IB_WC_REM_INV_REQ_ERR, the requester's status for it).
  */
 static enum srnic_resp srnic_resp_too_long(struct srnic_engine *eng,
 					   struct srnic_qp *dst,
@@ -342,7 +343,7 @@ static enum srnic_resp srnic_resp_too_long(struct srnic_engine *eng,
 	struct srnic_recv_wqe_hdr *hdr = eng->rwqe;
 
 	srnic_count(to_sdev(dst->ibqp.device), SRNIC_PC_RESP_LEN_ERRORS);
-	if (!srnic_qpt_ud(dst->ibqp.qp_type)) {
+	if (srnic_qpt_acked(dst->ibqp.qp_type)) {
 		srnic_recv_fail(dst, srq, hdr->wr_id, IB_WC_LOC_LEN_ERR);
 		return SRNIC_RESP_NAK_INV;
 	}

@@ -1324,6 +1324,55 @@ TEST_F(rcw, send_over_receive_buffer)
 	expect_silent_in_err(_metadata, self, &self->x);
 }
 
+/*
+ * UC SENDs longer than the receive buffers (one and a half MTUs) from the
+ * connected peer: one too long at its LAST packet, one at its MIDDLE (its
+ * LAST dropped after it).  Each is dropped and counted in
+ * resp_local_length_error, the QP stays in RTS, and its receive WQE is not
+ * consumed: the SEND that fits after them is the first completion, in the
+ * first WQE.  UC answers nothing.  The first SEND once completed in error
+ * and moved the QP to error.
+ */
+TEST_F(rcw, uc_send_over_receive_buffer_dropped)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+	const uint8_t uc = 0x20, ops[2][3] = { { OP_SEND_FIRST, OP_SEND_LAST },
+					      { OP_SEND_FIRST, OP_SEND_MIDDLE, OP_SEND_LAST } };
+	long long len0 = counter("resp_local_length_error");
+	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_UC);
+	struct answer a;
+	struct ibv_wc wc;
+	struct rcpkt r;
+	struct ep u;
+
+	ASSERT_EQ(0, ep_create(&self->e, &o, &u));
+	u.dgid = peer_gid();
+	ASSERT_EQ(0, ep_connect(&u, W_PQPN + 2));
+	for (uint64_t k = 0; k < 4; k++)
+		ASSERT_EQ(0, post_recv(&u, k, k * 4096, mtu + mtu / 2));
+	for (int msg = 0; msg < 2; msg++)
+		for (int i = 0; i < 2 + msg; i++) {
+			r = rc_send(psn++, mtu, 0xee);
+			r.opcode = uc | ops[msg][i];
+			r.ackreq = 0;
+			ASSERT_EQ(0, rc_send_to(self, &r, u.qp->qp_num));
+		}
+	r = rc_send(psn, 100, 0x5e);
+	r.opcode = uc | OP_SEND_ONLY;
+	r.ackreq = 0;
+	ASSERT_EQ(0, rc_send_to(self, &r, u.qp->qp_num));
+	ASSERT_EQ(1, poll_one(u.cq, &wc, WC_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status)
+		TH_LOG("wr_id %llu: %s", (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	EXPECT_EQ(0u, wc.wr_id);
+	EXPECT_EQ(100u, wc.byte_len);
+	EXPECT_EQ(-1, all_eq(u.buf, 100, 0x5e));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(u.qp));
+	EXPECT_EQ(len0 + 2, counter_reaching("resp_local_length_error", len0 + 2));
+	EXPECT_EQ(-1, next_answer(self->ans, &a, 0)) TH_LOG("UC answered %#x", a.op);
+	ep_destroy(&u);
+}
+
 #define W_GSI_QKEY 0x80010000u	/* QP1's Q_Key */
 #define W_CM_PORT 7391		/* rping's rdma_cm port */
 
