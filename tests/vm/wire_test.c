@@ -1183,6 +1183,65 @@ TEST_F(rcw, forged_source_dropped)
 	expect_ack(_metadata, self, SYN_ACK, W_PSN);
 }
 
+/* The peer's packet @r to the fixture's QP with @pkey in its BTH (the ICRC made again). */
+static int rc_send_pkey(FIXTURE_DATA(rcw) *self, const struct rcpkt *r, uint16_t pkey)
+{
+	static uint8_t b[9000];
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	size_t len = build_rc(b, r, self->x.qp->qp_num);
+
+	b[28 + 2] = pkey >> 8;
+	b[28 + 3] = pkey;
+	put_icrc(b, len, 0);
+	inet_pton(AF_INET, W_ME, &to.sin_addr);
+	return sendto(self->raw, b, len, 0, (struct sockaddr *)&to, sizeof(to)) ==
+		       (ssize_t)len ? 0 : -1;
+}
+
+/*
+ * WRITEs whose BTH P_Key does not match the port's (0xFFFF, a full
+ * member): a full member of another partition (0x8001), a limited one
+ * (0x0001), the invalid keys (0x0000, 0x8000).  Each is dropped before it
+ * runs and counted in rx_bad_pkey: its bytes stay as they were, and a good
+ * WRITE with the same PSN is the first answered and executed (the
+ * sentinel).  A limited member of the port's partition (0x7FFF) matches a
+ * full member (IBTA 10.9.3, rxe's pkey_match()): executed, not counted.
+ * The P_Key was once not checked: the first was executed, the rest and
+ * the sentinel taken as its duplicates.
+ */
+TEST_F(rcw, bad_pkey_dropped_and_counted)
+{
+	static const uint16_t bad[] = { 0x8001, 0x0001, 0x0000, 0x8000 };
+	const int n = sizeof(bad) / sizeof(bad[0]);
+	uint8_t *dst = self->x.buf + 64 * 4096;
+	long long pk0 = counter("rx_bad_pkey");
+	struct rcpkt r;
+
+	memset(dst, 0, (n + 2) * 4096);
+	for (int i = 0; i < n; i++) {
+		r = rc_reth(OP_WRITE_ONLY, W_PSN, (uintptr_t)dst + i * 4096, self->x.mr->rkey, 64);
+		r.len = 64, r.fill = 0xee;
+		ASSERT_EQ(0, rc_send_pkey(self, &r, bad[i]));
+	}
+	r = rc_reth(OP_WRITE_ONLY, W_PSN, (uintptr_t)dst + n * 4096, self->x.mr->rkey, 64);
+	r.len = 64, r.fill = 0x5e;
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	expect_ack(_metadata, self, SYN_ACK, W_PSN);
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ(-1, all_eq(dst + i * 4096, 64, 0)) TH_LOG("P_Key %#x: written", bad[i]);
+	}
+	EXPECT_EQ(-1, all_eq(dst + n * 4096, 64, 0x5e)) TH_LOG("the good WRITE not executed");
+	EXPECT_EQ(pk0 + n, counter_reaching("rx_bad_pkey", pk0 + n));
+	r = rc_reth(OP_WRITE_ONLY, W_PSN + 1, (uintptr_t)dst + (n + 1) * 4096,
+		    self->x.mr->rkey, 64);
+	r.len = 64, r.fill = 0x7f;
+	ASSERT_EQ(0, rc_send_pkey(self, &r, 0x7fff));
+	expect_ack(_metadata, self, SYN_ACK, W_PSN + 1);
+	EXPECT_EQ(-1, all_eq(dst + (n + 1) * 4096, 64, 0x7f)) TH_LOG("P_Key 0x7fff refused");
+	EXPECT_EQ(pk0 + n, dev_counter_now(W_DEV, "rx_bad_pkey"));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
+}
+
 /* PSNs ahead of the expected one: one sequence NAK for the gap, nothing delivered. */
 TEST_F(rcw, psn_gap_one_nak)
 {
