@@ -514,13 +514,33 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	return SRNIC_RESP_OK;
 }
 
-/* Checks the target of an RDMA/atomic operation: QP state, QP access, rkey. */
+/*
+ * The key of @m, its rights @access and its bounds, for @len bytes from
+ * @off of the message: 0 with @sg holding the MR there, or -EACCES.
+ */
+static int srnic_resp_range(struct srnic_qp *dst, const struct srnic_msg *m,
+			    int access, u64 off, u64 len, struct srnic_sg *sg)
+{
+	if (len && srnic_mkey_is_mw(m->rkey))
+		return srnic_mw_range(dst, m->rkey, m->raddr + off, len,
+				      access, sg);
+	return srnic_sg_range(to_sdev(dst->ibqp.device), srnic_recv_pd(dst, m),
+			      m->rkey, m->raddr + off, len, access, sg,
+			      m->rkey_cache);
+}
+
+/*
+ * Checks the target of an RDMA/atomic operation: QP state, QP access, rkey
+ * and bounds.  A message in pieces has its whole range checked at its
+ * first, as rxe's check_rkey() checks a RETH's whole length at the first
+ * packet: a READ or WRITE that runs past its MR is refused (remote access
+ * NAK) before a byte of it is read or written, not answered up to the
+ * MR's end and then left silent.  Then the piece's range, resolved.
+ */
 enum srnic_resp srnic_resp_target(struct srnic_qp *dst,
 				  const struct srnic_msg *m, int access,
 				  struct srnic_sg *sg)
 {
-	struct srnic_dev *ddev = to_sdev(dst->ibqp.device);
-
 	u64 end;
 
 	if (!srnic_qp_receives(READ_ONCE(dst->state)))
@@ -528,13 +548,12 @@ enum srnic_resp srnic_resp_target(struct srnic_qp *dst,
 	if (!(dst->attr.qp_access_flags & access) ||
 	    check_add_overflow(m->raddr, m->len, &end))
 		return SRNIC_RESP_NAK_ACCESS;
-	/* The piece's range: the message's is checked piece by piece. */
-	if (m->plen && srnic_mkey_is_mw(m->rkey) ?
-		    srnic_mw_range(dst, m->rkey, m->raddr + m->off, m->plen,
-				   access, sg) :
-		    srnic_sg_range(ddev, srnic_recv_pd(dst, m), m->rkey,
-				   m->raddr + m->off, m->plen, access, sg,
-				   m->rkey_cache))
+	if (!m->off && m->plen < m->len) {
+		if (srnic_resp_range(dst, m, access, 0, m->len, sg))
+			return SRNIC_RESP_NAK_ACCESS;
+		srnic_sg_release(sg);
+	}
+	if (srnic_resp_range(dst, m, access, m->off, m->plen, sg))
 		return SRNIC_RESP_NAK_ACCESS;
 	if (srnic_sg_odp_check(sg, access != IB_ACCESS_REMOTE_READ))
 		return SRNIC_RESP_FAULT;

@@ -1359,6 +1359,48 @@ TEST_F(rcw, bad_requests_refused)
 }
 
 /*
+ * A READ of 128 KiB from 96 KiB before the end of its MR, then (the QP made
+ * again) a WRITE of three packets whose last runs past that end: the whole
+ * range is checked before anything moves.  The READ's first answer is a
+ * remote access NAK, no READ response before it; the WRITE gets the NAK for
+ * its FIRST packet and nothing of it is written; the QP is in error after
+ * each, as after any access NAK.  The READ was once answered up to the MR's
+ * end (64 KiB of responses), then not at all.
+ */
+TEST_F(rcw, read_past_its_mr_refused_before_any_data)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu);
+	uint64_t end = (uintptr_t)self->x.buf + W_BUF;
+	struct answer a;
+	struct rcpkt r;
+
+	r = rc_reth(OP_READ_REQ, W_PSN, end - 96 * KiB, self->x.mr->rkey, 128 * KiB);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("no answer to the READ");
+	EXPECT_EQ(OP_ACK, a.op) TH_LOG("first answer %#x for PSN %#x", a.op, a.psn);
+	EXPECT_EQ(SYN_NAK_ACCESS, a.syn);
+	EXPECT_EQ(W_PSN, a.psn);
+	expect_silent_in_err(_metadata, self, &self->x);
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 0);
+	end = (uintptr_t)self->x.buf + W_BUF;
+	memset(self->x.buf + W_BUF - 4 * mtu, 0, 4 * mtu);
+	for (uint32_t i = 0; i < 3; i++) {
+		r = rc_send(W_PSN + i, mtu, 0xee);
+		if (!i)
+			r = rc_reth(OP_WRITE_FIRST, W_PSN, end - 2 * mtu - 100,
+				    self->x.mr->rkey, 3 * mtu);
+		r.opcode = !i ? OP_WRITE_FIRST : i == 1 ? OP_WRITE_MIDDLE : OP_WRITE_LAST;
+		r.len = mtu, r.fill = 0xee;
+		r.ackreq = i == 2;
+		ASSERT_EQ(0, rc_send_pkt(self, &r));
+	}
+	expect_ack(_metadata, self, SYN_NAK_ACCESS, W_PSN);
+	expect_silent_in_err(_metadata, self, &self->x);
+	EXPECT_EQ(-1, all_eq(self->x.buf + W_BUF - 4 * mtu, 4 * mtu, 0)) TH_LOG("memory written");
+}
+
+/*
  * A SEND of five MTU packets into a 4 KiB receive buffer: refused at the
  * packet that shows it cannot fit (the MIDDLE that fills the buffer: more
  * must follow), its receive WQE completed in error, the QP in error and
