@@ -316,6 +316,8 @@ enum srnic_port_counter {
 	SRNIC_PC_TX_ZCOPY,		/* packets whose payload went as its pages */
 	SRNIC_PC_RX_FRAGS,		/* taken with their payload in fragments */
 	SRNIC_PC_RX_READ_STAGED,	/* READ responses not placed as they came */
+	SRNIC_PC_RESP_LEN_ERRORS,	/* messages longer than their receive WQE */
+	SRNIC_PC_RX_BAD_PKEY,		/* dropped: a P_Key not matching the port's */
 	SRNIC_PC_NUM
 };
 

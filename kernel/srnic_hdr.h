@@ -33,7 +33,9 @@ struct srnic_bth {
 #define SRNIC_BTH_PAD_MASK	0x30
 #define SRNIC_BTH_TVER_MASK	0x0f
 #define SRNIC_QPN_MASK		0x00ffffff
-#define SRNIC_DEFAULT_PKEY	0xffff
+#define SRNIC_DEFAULT_PKEY	0xffff	/* the port's one P_Key, every QP's */
+#define SRNIC_PKEY_FULL		0x8000	/* membership: full, else limited */
+#define SRNIC_PKEY_BASE		0x7fff
 
 /* Datagram extended transport header (UD), 8 bytes. */
 struct srnic_deth {
@@ -211,6 +213,24 @@ static inline u32 srnic_bth_qpn(const struct srnic_bth *bth)
 static inline u32 srnic_bth_psn(const struct srnic_bth *bth)
 {
 	return be32_to_cpu(bth->apsn) & SRNIC_PSN_MASK;
+}
+
+static inline u16 srnic_bth_pkey(const struct srnic_bth *bth)
+{
+	return be16_to_cpu(bth->pkey);
+}
+
+/*
+ * Whether P_Keys @a and @b match (IBTA 10.9.3, as rxe's pkey_match()):
+ * neither is invalid (base 0), their 15-bit bases are equal, and at least
+ * one of them is a full member (bit 15).  A limited member may talk to a
+ * full member, two limited members may not.
+ */
+static inline bool srnic_pkey_match(u16 a, u16 b)
+{
+	return (a & SRNIC_PKEY_BASE) &&
+	       (a & SRNIC_PKEY_BASE) == (b & SRNIC_PKEY_BASE) &&
+	       ((a | b) & SRNIC_PKEY_FULL);
 }
 
 static inline void srnic_bth_set(struct srnic_bth *bth, u8 opcode, bool se,

@@ -476,6 +476,14 @@ static void srnic_net_recv(struct srnic_thread *t, struct sk_buff *skb)
 
 	if (!srnic_pkt_parse(t->sdev, skb, &p))
 		goto drop;
+	/*
+	 * The port's one P_Key is every QP's: a packet of another partition
+	 * is dropped and counted, whatever it is for (rxe's check_keys()).
+	 */
+	if (!srnic_pkey_match(srnic_bth_pkey(p.bth), SRNIC_DEFAULT_PKEY)) {
+		srnic_count(t->sdev, SRNIC_PC_RX_BAD_PKEY);
+		goto drop;
+	}
 	if (!srnic_pkt_layout(&p))
 		goto count;
 	/* The hook took it for a GID of ours or a group; a group's is UD's. */

@@ -231,6 +231,7 @@ static bool srnic_wresp_piece(struct srnic_engine *eng, struct srnic_qp *qp,
 static void srnic_wresp_data(struct srnic_engine *eng, struct srnic_qp *qp,
 			    const struct srnic_pkt *p)
 {
+	bool acked = srnic_qpt_acked(qp->ibqp.qp_type);
 	struct srnic_wire_qp *w = &qp->w;
 	struct srnic_reply rep = {};
 	struct srnic_msg m = {};
@@ -238,18 +239,22 @@ static void srnic_wresp_data(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	if (!srnic_wresp_piece(eng, qp, p, &m)) {
 		w->rx_kind = 0;
-		r = srnic_qpt_acked(qp->ibqp.qp_type) ? SRNIC_RESP_NAK_INV :
-						    SRNIC_RESP_DROP;
-		if (r == SRNIC_RESP_DROP)
-			w->epsn = srnic_psn_add(p->psn, 1);
+		r = acked ? SRNIC_RESP_NAK_INV : SRNIC_RESP_DROP;
 	} else {
 		r = srnic_resp_execute(eng, qp, &m, &rep);
 	}
 	srnic_resp_account(qp, &m, r);
 	if (r != SRNIC_RESP_OK) {
-		/* Refused at its first packet: the message has not begun. */
-		if (p->flags & SRNIC_OPF_FIRST)
+		/*
+		 * Refused at its first packet: the message has not begun.  UC
+		 * loses a message it refuses a packet of (out of order, too
+		 * long for its receive WQE, none posted): its other packets
+		 * are dropped, the next message's first is taken.
+		 */
+		if ((p->flags & SRNIC_OPF_FIRST) || !acked)
 			w->rx_kind = 0;
+		if (!acked)
+			w->epsn = srnic_psn_add(p->psn, 1);
 		srnic_wresp_refuse(eng, qp, p, r);
 		return;
 	}

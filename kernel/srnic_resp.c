@@ -216,13 +216,14 @@ bool srnic_recv_available(struct srnic_qp *qp, const struct srnic_msg *m)
 }
 
 /*
- * A receive completion with an error: the destination QP goes to error.
- * Under the RQ's lock, which the flush the error brings takes too: this
- * WQE's completion comes before those of the WQEs flushed after it (the
- * QP's engine, woken on another CPU, flushed them first once).
+ * A receive completion with an error, the destination QP to error with
+ * @qp_error.  Under the RQ's lock, which the flush the error brings takes
+ * too: this WQE's completion comes before those of the WQEs flushed after
+ * it (the QP's engine, woken on another CPU, flushed them first once).
  */
-static void srnic_recv_fail(struct srnic_qp *dst, struct srnic_srq *srq,
-			    u64 wr_id, enum ib_wc_status status)
+static void srnic_recv_complete_err(struct srnic_qp *dst,
+				    struct srnic_srq *srq, u64 wr_id,
+				    enum ib_wc_status status, bool qp_error)
 {
 	struct srnic_cqe cqe = {
 		.wr_id = wr_id, .status = status, .opcode = IB_WC_RECV,
@@ -230,9 +231,17 @@ static void srnic_recv_fail(struct srnic_qp *dst, struct srnic_srq *srq,
 	};
 
 	spin_lock(&dst->rq_lock);
-	srnic_qp_set_error(dst);
+	if (qp_error)
+		srnic_qp_set_error(dst);
 	srnic_qp_recv_cqe(dst, srq, &cqe, false);
 	spin_unlock(&dst->rq_lock);
+}
+
+/* A receive completion with an error: the destination QP goes to error. */
+static void srnic_recv_fail(struct srnic_qp *dst, struct srnic_srq *srq,
+			    u64 wr_id, enum ib_wc_status status)
+{
+	srnic_recv_complete_err(dst, srq, wr_id, status, true);
 }
 
 /* The held receive WQE's buffer cannot be faulted in: it fails. */
@@ -313,10 +322,45 @@ static enum srnic_resp srnic_resp_take_rwqe(struct srnic_engine *eng,
 }
 
 /*
+ * Message @m is longer than the buffers of the receive WQE in eng->rwqe
+ * (counted).  RC and XRC: the WQE completes with a local length error, the
+ * QP goes to error and the requester gets an invalid-request NAK.  UD (the
+ * GSI QP among them) and UC: the message is dropped and the QP goes on, as
+ * the IBTA's responder classes D and E have it and rxe does (Linux 6.12
+ * rxe_resp.c, RESPST_ERR_LENGTH): any host may send a datagram, and one
+ * too long for QP1's buffers would otherwise stop rdma_cm on the device;
+ * UC has no answer to give the requester.  The WQE, as rxe: one of the
+ * QP's own receive queue is not consumed (held back, the QP's next message
+ * takes it: class D); one of an SRQ, taken from a queue other QPs share,
+ * completes with IB_WC_LOC_LEN_ERR (class E; rxe says
+ * IB_WC_REM_INV_REQ_ERR, the requester's status for it).
+ */
+static enum srnic_resp srnic_resp_too_long(struct srnic_engine *eng,
+					   struct srnic_qp *dst,
+					   struct srnic_srq *srq,
+					   const struct srnic_msg *m, u32 max_sge)
+{
+	struct srnic_recv_wqe_hdr *hdr = eng->rwqe;
+
+	srnic_count(to_sdev(dst->ibqp.device), SRNIC_PC_RESP_LEN_ERRORS);
+	if (srnic_qpt_acked(dst->ibqp.qp_type)) {
+		srnic_recv_fail(dst, srq, hdr->wr_id, IB_WC_LOC_LEN_ERR);
+		return SRNIC_RESP_NAK_INV;
+	}
+	/* A slot that holds another WQE already: this one completes. */
+	if (srq || !dst->held_rwqe ||
+	    !srnic_recv_hold(dst, NULL, eng->rwqe, max_sge, m))
+		srnic_recv_complete_err(dst, srq, hdr->wr_id,
+					IB_WC_LOC_LEN_ERR, false);
+	return SRNIC_RESP_DROP;
+}
+
+/*
  * Piece @m's payload into the list of the receive WQE in eng->rwqe, after
  * a UD GRH (written with the first piece), less a matched TMH.  With more
  * pieces to come the WQE is held for the next (*@held).  SRNIC_RESP_OK, or
- * the verdict: the WQE completed in error, or held for an ODP fault.
+ * the verdict: the WQE completed in error, held for an ODP fault, or the
+ * message dropped (srnic_resp_too_long).
  */
 static enum srnic_resp srnic_resp_place(struct srnic_engine *eng,
 					struct srnic_qp *dst,
@@ -357,8 +401,7 @@ static enum srnic_resp srnic_resp_place(struct srnic_engine *eng,
 	}
 	if (eng->remote.total < grh + m->len - m->tm.skip) {
 		srnic_sg_release(&eng->remote);
-		srnic_recv_fail(dst, srq, hdr->wr_id, IB_WC_LOC_LEN_ERR);
-		return SRNIC_RESP_NAK_INV;
+		return srnic_resp_too_long(eng, dst, srq, m, max_sge);
 	}
 	if (ud) {
 		u8 buf[40];
@@ -471,13 +514,33 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	return SRNIC_RESP_OK;
 }
 
-/* Checks the target of an RDMA/atomic operation: QP state, QP access, rkey. */
+/*
+ * The key of @m, its rights @access and its bounds, for @len bytes from
+ * @off of the message: 0 with @sg holding the MR there, or -EACCES.
+ */
+static int srnic_resp_range(struct srnic_qp *dst, const struct srnic_msg *m,
+			    int access, u64 off, u64 len, struct srnic_sg *sg)
+{
+	if (len && srnic_mkey_is_mw(m->rkey))
+		return srnic_mw_range(dst, m->rkey, m->raddr + off, len,
+				      access, sg);
+	return srnic_sg_range(to_sdev(dst->ibqp.device), srnic_recv_pd(dst, m),
+			      m->rkey, m->raddr + off, len, access, sg,
+			      m->rkey_cache);
+}
+
+/*
+ * Checks the target of an RDMA/atomic operation: QP state, QP access, rkey
+ * and bounds.  A message in pieces has its whole range checked at its
+ * first, as rxe's check_rkey() checks a RETH's whole length at the first
+ * packet: a READ or WRITE that runs past its MR is refused (remote access
+ * NAK) before a byte of it is read or written, not answered up to the
+ * MR's end and then left silent.  Then the piece's range, resolved.
+ */
 enum srnic_resp srnic_resp_target(struct srnic_qp *dst,
 				  const struct srnic_msg *m, int access,
 				  struct srnic_sg *sg)
 {
-	struct srnic_dev *ddev = to_sdev(dst->ibqp.device);
-
 	u64 end;
 
 	if (!srnic_qp_receives(READ_ONCE(dst->state)))
@@ -485,13 +548,12 @@ enum srnic_resp srnic_resp_target(struct srnic_qp *dst,
 	if (!(dst->attr.qp_access_flags & access) ||
 	    check_add_overflow(m->raddr, m->len, &end))
 		return SRNIC_RESP_NAK_ACCESS;
-	/* The piece's range: the message's is checked piece by piece. */
-	if (m->plen && srnic_mkey_is_mw(m->rkey) ?
-		    srnic_mw_range(dst, m->rkey, m->raddr + m->off, m->plen,
-				   access, sg) :
-		    srnic_sg_range(ddev, srnic_recv_pd(dst, m), m->rkey,
-				   m->raddr + m->off, m->plen, access, sg,
-				   m->rkey_cache))
+	if (!m->off && m->plen < m->len) {
+		if (srnic_resp_range(dst, m, access, 0, m->len, sg))
+			return SRNIC_RESP_NAK_ACCESS;
+		srnic_sg_release(sg);
+	}
+	if (srnic_resp_range(dst, m, access, m->off, m->plen, sg))
 		return SRNIC_RESP_NAK_ACCESS;
 	if (srnic_sg_odp_check(sg, access != IB_ACCESS_REMOTE_READ))
 		return SRNIC_RESP_FAULT;

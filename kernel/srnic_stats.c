@@ -68,6 +68,8 @@ static const struct rdma_stat_desc srnic_counter_descs[SRNIC_CNT_NUM] = {
 	[SRNIC_CNT_PORT + SRNIC_PC_TX_ZCOPY] = { .name = "tx_zcopy_packets" },
 	[SRNIC_CNT_PORT + SRNIC_PC_RX_FRAGS] = { .name = "rx_frag_packets" },
 	[SRNIC_CNT_PORT + SRNIC_PC_RX_READ_STAGED] = { .name = "rx_read_staged_packets" },
+	[SRNIC_CNT_PORT + SRNIC_PC_RESP_LEN_ERRORS] = { .name = "resp_local_length_error" },
+	[SRNIC_CNT_PORT + SRNIC_PC_RX_BAD_PKEY] = { .name = "rx_bad_pkey" },
 };
 
 void srnic_port_counters_sum(struct srnic_dev *sdev, u64 *v)

@@ -582,6 +582,72 @@ TEST_F(wire, random_garbage_survived)
 }
 
 
+/* A receive of 40 + 512 bytes into slot @i of @u's buffer: on @srq, or @u's own queue. */
+static int post_small_recv(struct ep *u, struct ibv_srq *srq, uint64_t i)
+{
+	struct ibv_sge s = { (uintptr_t)u->buf + i * 4096, 40 + 512, u->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &s, .num_sge = 1 }, *bad;
+
+	return srq ? ibv_post_srq_recv(srq, &wr, &bad) : ibv_post_recv(u->qp, &wr, &bad);
+}
+
+/*
+ * A datagram longer than the receive buffers of the UD QP it is for (any
+ * host may send one): dropped and counted in resp_local_length_error, the
+ * QP still in RTS.  Its receive WQE, of the QP's own queue, is not
+ * consumed: the next datagram, which fits, is the first completion and
+ * takes it.  On an SRQ (whose WQE another QP could have had) the WQE taken
+ * completes with IBV_WC_LOC_LEN_ERR, and the QP goes on (IBTA class E, as
+ * rxe).  The datagram once completed in error and moved the QP to error.
+ */
+TEST_F(wire, ud_datagram_over_receive_buffer_dropped)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	long long len0 = counter("resp_local_length_error");
+	struct ibv_srq *srq = NULL;
+
+	for (int on_srq = 0; on_srq < 2; on_srq++) {
+		struct qp_opts o = qp_defaults(&self->e, IBV_QPT_UD);
+		struct ibv_wc wc;
+		struct dgram d;
+		struct ep u;
+
+		TH_LOG("%s", on_srq ? "on an SRQ" : "on its own receive queue");
+		if (on_srq) {
+			srq = ibv_create_srq(self->e.pd, &sa);
+			ASSERT_NE(NULL, srq);
+			o.srq = srq;
+		}
+		ASSERT_EQ(0, ep_create(&self->e, &o, &u));
+		ASSERT_EQ(0, ep_connect(&u, u.qp->qp_num));
+		for (uint64_t i = 0; i < 2; i++)
+			ASSERT_EQ(0, post_small_recv(&u, srq, i));
+		d = good(&u, 1024, 0xee);
+		ASSERT_EQ(0, send_pkt(self->raw, &d));
+		d = good(&u, 512, 0x5e);
+		ASSERT_EQ(0, send_pkt(self->raw, &d));
+		ASSERT_EQ(1, poll_one(u.cq, &wc, WC_MS));
+		if (on_srq) {
+			EXPECT_EQ(0, wc.wr_id);
+			EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status)
+				TH_LOG("%s", ibv_wc_status_str(wc.status));
+			ASSERT_EQ(1, poll_one(u.cq, &wc, WC_MS));
+		}
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status)
+			TH_LOG("wr_id %llu: %s", (unsigned long long)wc.wr_id,
+			       ibv_wc_status_str(wc.status));
+		EXPECT_EQ((uint64_t)on_srq, wc.wr_id);
+		EXPECT_EQ(40 + 512u, wc.byte_len);
+		EXPECT_EQ(-1, all_eq(u.buf + wc.wr_id * 4096 + 40, 512, 0x5e));
+		EXPECT_EQ(IBV_QPS_RTS, qp_state(u.qp));
+		EXPECT_EQ(len0 + on_srq + 1,
+			  counter_reaching("resp_local_length_error", len0 + on_srq + 1));
+		ep_destroy(&u);
+	}
+	ibv_destroy_srq(srq);
+}
+
+
 /* ---- a hostile RC requester ---- */
 
 #define W_PQPN 0x00abcdu	/* the peer's QPN, to which srnic's QP is connected */
@@ -1177,6 +1243,65 @@ TEST_F(rcw, forged_source_dropped)
 	expect_ack(_metadata, self, SYN_ACK, W_PSN);
 }
 
+/* The peer's packet @r to the fixture's QP with @pkey in its BTH (the ICRC made again). */
+static int rc_send_pkey(FIXTURE_DATA(rcw) *self, const struct rcpkt *r, uint16_t pkey)
+{
+	static uint8_t b[9000];
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	size_t len = build_rc(b, r, self->x.qp->qp_num);
+
+	b[28 + 2] = pkey >> 8;
+	b[28 + 3] = pkey;
+	put_icrc(b, len, 0);
+	inet_pton(AF_INET, W_ME, &to.sin_addr);
+	return sendto(self->raw, b, len, 0, (struct sockaddr *)&to, sizeof(to)) ==
+		       (ssize_t)len ? 0 : -1;
+}
+
+/*
+ * WRITEs whose BTH P_Key does not match the port's (0xFFFF, a full
+ * member): a full member of another partition (0x8001), a limited one
+ * (0x0001), the invalid keys (0x0000, 0x8000).  Each is dropped before it
+ * runs and counted in rx_bad_pkey: its bytes stay as they were, and a good
+ * WRITE with the same PSN is the first answered and executed (the
+ * sentinel).  A limited member of the port's partition (0x7FFF) matches a
+ * full member (IBTA 10.9.3, rxe's pkey_match()): executed, not counted.
+ * The P_Key was once not checked: the first was executed, the rest and
+ * the sentinel taken as its duplicates.
+ */
+TEST_F(rcw, bad_pkey_dropped_and_counted)
+{
+	static const uint16_t bad[] = { 0x8001, 0x0001, 0x0000, 0x8000 };
+	const int n = sizeof(bad) / sizeof(bad[0]);
+	uint8_t *dst = self->x.buf + 64 * 4096;
+	long long pk0 = counter("rx_bad_pkey");
+	struct rcpkt r;
+
+	memset(dst, 0, (n + 2) * 4096);
+	for (int i = 0; i < n; i++) {
+		r = rc_reth(OP_WRITE_ONLY, W_PSN, (uintptr_t)dst + i * 4096, self->x.mr->rkey, 64);
+		r.len = 64, r.fill = 0xee;
+		ASSERT_EQ(0, rc_send_pkey(self, &r, bad[i]));
+	}
+	r = rc_reth(OP_WRITE_ONLY, W_PSN, (uintptr_t)dst + n * 4096, self->x.mr->rkey, 64);
+	r.len = 64, r.fill = 0x5e;
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	expect_ack(_metadata, self, SYN_ACK, W_PSN);
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ(-1, all_eq(dst + i * 4096, 64, 0)) TH_LOG("P_Key %#x: written", bad[i]);
+	}
+	EXPECT_EQ(-1, all_eq(dst + n * 4096, 64, 0x5e)) TH_LOG("the good WRITE not executed");
+	EXPECT_EQ(pk0 + n, counter_reaching("rx_bad_pkey", pk0 + n));
+	r = rc_reth(OP_WRITE_ONLY, W_PSN + 1, (uintptr_t)dst + (n + 1) * 4096,
+		    self->x.mr->rkey, 64);
+	r.len = 64, r.fill = 0x7f;
+	ASSERT_EQ(0, rc_send_pkey(self, &r, 0x7fff));
+	expect_ack(_metadata, self, SYN_ACK, W_PSN + 1);
+	EXPECT_EQ(-1, all_eq(dst + (n + 1) * 4096, 64, 0x7f)) TH_LOG("P_Key 0x7fff refused");
+	EXPECT_EQ(pk0 + n, dev_counter_now(W_DEV, "rx_bad_pkey"));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
+}
+
 /* PSNs ahead of the expected one: one sequence NAK for the gap, nothing delivered. */
 TEST_F(rcw, psn_gap_one_nak)
 {
@@ -1294,6 +1419,48 @@ TEST_F(rcw, bad_requests_refused)
 }
 
 /*
+ * A READ of 128 KiB from 96 KiB before the end of its MR, then (the QP made
+ * again) a WRITE of three packets whose last runs past that end: the whole
+ * range is checked before anything moves.  The READ's first answer is a
+ * remote access NAK, no READ response before it; the WRITE gets the NAK for
+ * its FIRST packet and nothing of it is written; the QP is in error after
+ * each, as after any access NAK.  The READ was once answered up to the MR's
+ * end (64 KiB of responses), then not at all.
+ */
+TEST_F(rcw, read_past_its_mr_refused_before_any_data)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu);
+	uint64_t end = (uintptr_t)self->x.buf + W_BUF;
+	struct answer a;
+	struct rcpkt r;
+
+	r = rc_reth(OP_READ_REQ, W_PSN, end - 96 * KiB, self->x.mr->rkey, 128 * KiB);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("no answer to the READ");
+	EXPECT_EQ(OP_ACK, a.op) TH_LOG("first answer %#x for PSN %#x", a.op, a.psn);
+	EXPECT_EQ(SYN_NAK_ACCESS, a.syn);
+	EXPECT_EQ(W_PSN, a.psn);
+	expect_silent_in_err(_metadata, self, &self->x);
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 0);
+	end = (uintptr_t)self->x.buf + W_BUF;
+	memset(self->x.buf + W_BUF - 4 * mtu, 0, 4 * mtu);
+	for (uint32_t i = 0; i < 3; i++) {
+		r = rc_send(W_PSN + i, mtu, 0xee);
+		if (!i)
+			r = rc_reth(OP_WRITE_FIRST, W_PSN, end - 2 * mtu - 100,
+				    self->x.mr->rkey, 3 * mtu);
+		r.opcode = !i ? OP_WRITE_FIRST : i == 1 ? OP_WRITE_MIDDLE : OP_WRITE_LAST;
+		r.len = mtu, r.fill = 0xee;
+		r.ackreq = i == 2;
+		ASSERT_EQ(0, rc_send_pkt(self, &r));
+	}
+	expect_ack(_metadata, self, SYN_NAK_ACCESS, W_PSN);
+	expect_silent_in_err(_metadata, self, &self->x);
+	EXPECT_EQ(-1, all_eq(self->x.buf + W_BUF - 4 * mtu, 4 * mtu, 0)) TH_LOG("memory written");
+}
+
+/*
  * A SEND of five MTU packets into a 4 KiB receive buffer: refused at the
  * packet that shows it cannot fit (the MIDDLE that fills the buffer: more
  * must follow), its receive WQE completed in error, the QP in error and
@@ -1316,6 +1483,103 @@ TEST_F(rcw, send_over_receive_buffer)
 	ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
 	EXPECT_NE(IBV_WC_SUCCESS, wc.status);
 	expect_silent_in_err(_metadata, self, &self->x);
+}
+
+/*
+ * UC SENDs longer than the receive buffers (one and a half MTUs) from the
+ * connected peer: one too long at its LAST packet, one at its MIDDLE (its
+ * LAST dropped after it).  Each is dropped and counted in
+ * resp_local_length_error, the QP stays in RTS, and its receive WQE is not
+ * consumed: the SEND that fits after them is the first completion, in the
+ * first WQE.  UC answers nothing.  The first SEND once completed in error
+ * and moved the QP to error.
+ */
+TEST_F(rcw, uc_send_over_receive_buffer_dropped)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
+	const uint8_t uc = 0x20, ops[2][3] = { { OP_SEND_FIRST, OP_SEND_LAST },
+					      { OP_SEND_FIRST, OP_SEND_MIDDLE, OP_SEND_LAST } };
+	long long len0 = counter("resp_local_length_error");
+	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_UC);
+	struct answer a;
+	struct ibv_wc wc;
+	struct rcpkt r;
+	struct ep u;
+
+	ASSERT_EQ(0, ep_create(&self->e, &o, &u));
+	u.dgid = peer_gid();
+	ASSERT_EQ(0, ep_connect(&u, W_PQPN + 2));
+	for (uint64_t k = 0; k < 4; k++)
+		ASSERT_EQ(0, post_recv(&u, k, k * 4096, mtu + mtu / 2));
+	for (int msg = 0; msg < 2; msg++)
+		for (int i = 0; i < 2 + msg; i++) {
+			r = rc_send(psn++, mtu, 0xee);
+			r.opcode = uc | ops[msg][i];
+			r.ackreq = 0;
+			ASSERT_EQ(0, rc_send_to(self, &r, u.qp->qp_num));
+		}
+	r = rc_send(psn, 100, 0x5e);
+	r.opcode = uc | OP_SEND_ONLY;
+	r.ackreq = 0;
+	ASSERT_EQ(0, rc_send_to(self, &r, u.qp->qp_num));
+	ASSERT_EQ(1, poll_one(u.cq, &wc, WC_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status)
+		TH_LOG("wr_id %llu: %s", (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	EXPECT_EQ(0u, wc.wr_id);
+	EXPECT_EQ(100u, wc.byte_len);
+	EXPECT_EQ(-1, all_eq(u.buf, 100, 0x5e));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(u.qp));
+	EXPECT_EQ(len0 + 2, counter_reaching("resp_local_length_error", len0 + 2));
+	EXPECT_EQ(-1, next_answer(self->ans, &a, 0)) TH_LOG("UC answered %#x", a.op);
+	ep_destroy(&u);
+}
+
+#define W_GSI_QKEY 0x80010000u	/* QP1's Q_Key */
+#define W_CM_PORT 7391		/* rping's rdma_cm port */
+
+/* Whether QP1 of srnic's device is in @state, as `rdma resource` shows it. */
+static int qp1_in(const char *state)
+{
+	return !sh("rdma resource show qp link " W_DEV "/1 lqpn 1 | grep -q 'state %s '", state);
+}
+
+/*
+ * An rdma_cm connection on srnic's device, both ends on its address (the
+ * core puts them on the one device: REQ, REP and RTU through QP1), data
+ * checked: rping's exit status.
+ */
+static int rping_on_device(int port)
+{
+	return sh("modprobe rdma_ucm 2>/dev/null; "
+		  "timeout 60 rping -s -a " W_ME " -p %d -C 4 >/dev/null 2>&1 & s=$!; "
+		  "for i in $(seq 200); do rdma resource show cm_id 2>/dev/null | "
+		  "grep -q 'state LISTEN .*src-addr [^ ]*:%d ' && break; sleep 0.05; done; "
+		  "timeout 30 rping -c -a " W_ME " -p %d -C 4 -V >/dev/null 2>&1; c=$?; "
+		  "[ $c = 0 ] || kill $s 2>/dev/null; wait $s; exit $c", port, port, port);
+}
+
+/*
+ * Datagrams from any host to QP1 (Q_Key 0x80010000): one longer than its
+ * receive buffers (ib_mad posts 40 + 256 bytes), one that fits but is no
+ * MAD (ib_mad drops it), one whose UDP length lies.  QP1 stays in RTS, the
+ * long one is counted in resp_local_length_error, and rdma_cm still
+ * connects on the device.  The long one once moved QP1 to error: no
+ * rdma_cm connection of the device succeeded afterwards.
+ */
+TEST_F_TIMEOUT(rcw, qp1_survives_datagrams_over_its_buffers, 180)
+{
+	long long len0 = counter("resp_local_length_error");
+	struct dgram d[3];
+
+	d[0] = (struct dgram){ .opcode = 0x64, .pad = -1, .dqpn = 1, .qkey = W_GSI_QKEY,
+			       .len = 1000, .fill = 0xee };
+	d[1] = d[0], d[1].len = 256;
+	d[2] = d[0], d[2].udp_len_delta = 64;
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(0, send_pkt(self->raw, &d[i]));
+	EXPECT_EQ(len0 + 1, counter_reaching("resp_local_length_error", len0 + 1));
+	EXPECT_TRUE(qp1_in("RTS")) TH_LOG("QP1 left RTS");
+	EXPECT_EQ(0, rping_on_device(W_CM_PORT)) TH_LOG("rdma_cm does not connect on the device");
 }
 
 /*
