@@ -2449,6 +2449,88 @@ TEST_F(rcw, read_responses_over_the_mtu_dropped)
 	EXPECT_EQ(-1, all_eq(self->x.buf, len, 0x5a));
 }
 
+/* The RETH of srnic's READ REQUEST @a: the address and length it asks for. */
+static void read_req_reth(const struct answer *a, uint64_t *va, uint32_t *len)
+{
+	uint64_t v;
+	uint32_t l;
+
+	memcpy(&v, a->payload, 8);
+	memcpy(&l, a->payload + 12, 4);
+	*va = be64toh(v);
+	*len = ntohl(l);
+}
+
+/*
+ * A READ of four MTUs, a WRITE behind it (its PSN the one after the
+ * READ's last).  The peer answers the READ's first PSN well, its second
+ * with a LAST of 100 bytes: malformed (each response PSN stands for one
+ * MTU of the READ's, a LAST is its last PSN's), dropped and counted.  At
+ * each timeout the READ asks again from the first PSN whose response has
+ * not come, for the rest from that PSN's offset (MTU times its place in
+ * the READ); the peer answers each such copy with a short LAST again.
+ * No request goes at a PSN in the READ's range but a READ REQUEST of the
+ * READ's, and at the WRITE's PSN only the WRITE: a READ REQUEST there (the
+ * old requester's, whose next PSN a short LAST moved past the READ's last)
+ * would have an honest responder execute the READ there and take the real
+ * WRITE for a duplicate.  Answered properly at last, the READ completes
+ * with its data, then the WRITE.
+ */
+TEST_F(rcw, read_retry_keeps_to_its_psns)
+{
+	const uint8_t ops[] = { OP_READ_REQ, OP_WRITE_ONLY };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN, n = 4, len, d;
+	long long dropped;
+	struct answer a;
+	uint64_t va;
+	int round = 0;
+
+	memset(self->x.buf, 0xee, n * mtu);
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 0, n * mtu));
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 2, 8 * mtu, 64));
+	expect_requests(_metadata, self, ops, 2, psn);
+	dropped = dev_counter_now(W_DEV, "rx_dropped");
+	peer_read_resp(_metadata, self, OP_READ_FIRST, psn, mtu, 0x5a);
+	peer_read_resp(_metadata, self, OP_READ_LAST, psn + 1, 100, 0x11);
+	while (round < 4) {
+		ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("round %d", round);
+		d = (a.psn - psn) & 0xffffff;
+		/* The WRITE goes again after each retry (go-back-N), as itself. */
+		if (d == n) {
+			ASSERT_EQ(OP_WRITE_ONLY, a.op)
+				TH_LOG("round %d: opcode %#x at the WRITE's PSN", round, a.op);
+			continue;
+		}
+		ASSERT_GT(n, d) TH_LOG("round %d: opcode %#x at PSN %#x", round, a.op, a.psn);
+		ASSERT_EQ(OP_READ_REQ, a.op) TH_LOG("round %d: PSN %#x", round, a.psn);
+		read_req_reth(&a, &va, &len);
+		EXPECT_EQ(1u, d) TH_LOG("round %d: the READ again from PSN %#x", round, a.psn);
+		EXPECT_EQ(0x10000 + (uint64_t)d * mtu, va) TH_LOG("round %d: at %#x", round, a.psn);
+		EXPECT_EQ((n - d) * mtu, len) TH_LOG("round %d: PSN %#x", round, a.psn);
+		if (++round < 4) {
+			peer_read_resp(_metadata, self, OP_READ_LAST, a.psn, 100, 0x11);
+			continue;
+		}
+		for (uint32_t i = d; i < n; i++)
+			peer_read_resp(_metadata, self,
+				       i == d ? (i == n - 1 ? OP_READ_ONLY : OP_READ_FIRST) :
+				       i == n - 1 ? OP_READ_LAST : OP_READ_MIDDLE,
+				       psn + i, mtu, 0x5a);
+	}
+	expect_done(_metadata, self, 1, 1);
+	EXPECT_EQ(-1, all_eq(self->x.buf, n * mtu, 0x5a));
+	EXPECT_EQ(dropped + 4, dev_counter_now(W_DEV, "rx_dropped"));
+	/* The WRITE, now or at its timer, at its own PSN: acknowledged, it completes. */
+	do {
+		ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("no WRITE");
+		ASSERT_NE(OP_READ_REQ, a.op) TH_LOG("a READ REQUEST at PSN %#x", a.psn);
+	} while (a.op != OP_WRITE_ONLY || a.psn != psn + n);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + n, 0);
+	expect_done(_metadata, self, 2, 1);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
+}
+
+
 /* ---- READ responses placed as they come ---- */
 
 /* One signaled READ of srnic's QP into @len bytes at @dst, under @lkey. */
