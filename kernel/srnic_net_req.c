@@ -546,6 +546,16 @@ static void srnic_req_again(struct srnic_wire_qp *w, u32 from, bool timeout,
 {
 	bool read = w->out_op == IB_UVERBS_WR_RDMA_READ;
 
+	/*
+	 * A READ asks again from its next PSN, which its responses keep
+	 * within its own (srnic_req_resp_fits); were it not, it asks for all
+	 * of it again rather than take a PSN of the WQE after it.
+	 */
+	if (read && !srnic_psn_in(w->rd_next, w->out_first, w->out_last)) {
+		w->rd_next = w->out_first;
+		w->rd_bytes = 0;
+		w->rd_staged = w->out_len;
+	}
 	if (read)
 		from = w->rd_next;
 	if (!srnic_psn_in(from, w->out_first, w->out_last))
@@ -1036,12 +1046,20 @@ static bool srnic_req_resp_ok(const struct srnic_wire_qp *w,
 
 /*
  * Whether the READ response @p for the next PSN of a READ with @left bytes
- * to come has its shape and fits; if not, it is dropped and counted.
+ * to come, @last if that PSN is the READ's last, has its shape and fits:
+ * a LAST or ONLY at the READ's last PSN only, with exactly the bytes left,
+ * a FIRST or MIDDLE of the path MTU before it.  So a READ's responses
+ * never move its next PSN past its own last, each PSN's bytes are at
+ * their offset in the READ (MTU times the PSN's place in it), and none
+ * lands outside the READ.  If not, it is dropped and counted: for that
+ * PSN the READ lacks its response as if it was lost, and asks again.
  */
-static bool srnic_req_resp_fits(struct srnic_qp *qp, u32 left,
+static bool srnic_req_resp_fits(struct srnic_qp *qp, u32 left, bool last,
 				const struct srnic_pkt *p)
 {
-	if (p->plen <= left && srnic_req_resp_ok(&qp->w, p))
+	if (srnic_req_resp_ok(&qp->w, p) &&
+	    !(p->flags & SRNIC_OPF_LAST) == !last &&
+	    (last ? p->plen == left : p->plen < left))
 		return true;
 	srnic_count(to_sdev(qp->ibqp.device), SRNIC_PC_RX_DROPPED);
 	return false;
@@ -1136,7 +1154,8 @@ static void srnic_req_read_resp(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	}
 	if (w->out_op != IB_UVERBS_WR_RDMA_READ || p->psn != w->rd_next ||
-	    !srnic_req_resp_fits(qp, w->out_len - w->rd_bytes, p))
+	    !srnic_req_resp_fits(qp, w->out_len - w->rd_bytes,
+				 p->psn == w->out_last, p))
 		return;
 	srnic_req_read_place(eng, qp, w->out_rndv, w->out_idx, w->out_off,
 			     w->rd_bytes, &w->rd_staged, w->stage[w->out_stage],
@@ -1176,7 +1195,8 @@ static void srnic_req_resp_ahead(struct srnic_engine *eng,
 	} else {
 		if (pc->op != IB_UVERBS_WR_RDMA_READ || p->psn != pc->rd_next ||
 		    pc->stage >= w->nstages ||
-		    !srnic_req_resp_fits(qp, pc->len - pc->rd_bytes, p))
+		    !srnic_req_resp_fits(qp, pc->len - pc->rd_bytes,
+					 p->psn == pc->last, p))
 			return;
 		srnic_req_read_place(eng, qp, false, pc->idx, pc->off,
 				     pc->rd_bytes, &pc->rd_staged,

@@ -2776,6 +2776,247 @@ TEST_F(rcw, read_responses_over_the_mtu_dropped)
 	EXPECT_EQ(-1, all_eq(self->x.buf, len, 0x5a));
 }
 
+/* The RETH of srnic's READ REQUEST @a: the address and length it asks for. */
+static void read_req_reth(const struct answer *a, uint64_t *va, uint32_t *len)
+{
+	uint64_t v;
+	uint32_t l;
+
+	memcpy(&v, a->payload, 8);
+	memcpy(&l, a->payload + 12, 4);
+	*va = be64toh(v);
+	*len = ntohl(l);
+}
+
+/*
+ * A READ of four MTUs, a WRITE behind it (its PSN the one after the
+ * READ's last).  The peer answers the READ's first PSN well, its second
+ * with a LAST of 100 bytes: malformed (each response PSN stands for one
+ * MTU of the READ's, a LAST is its last PSN's), dropped and counted.  At
+ * each timeout the READ asks again from the first PSN whose response has
+ * not come, for the rest from that PSN's offset (MTU times its place in
+ * the READ); the peer answers each such copy with a short LAST again.
+ * No request goes at a PSN in the READ's range but a READ REQUEST of the
+ * READ's, and at the WRITE's PSN only the WRITE: a READ REQUEST there (the
+ * old requester's, whose next PSN a short LAST moved past the READ's last)
+ * would have an honest responder execute the READ there and take the real
+ * WRITE for a duplicate.  Answered properly at last, the READ completes
+ * with its data, then the WRITE.
+ */
+TEST_F(rcw, read_retry_keeps_to_its_psns)
+{
+	const uint8_t ops[] = { OP_READ_REQ, OP_WRITE_ONLY };
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN, n = 4, len, d;
+	long long dropped;
+	struct answer a;
+	uint64_t va;
+	int round = 0;
+
+	memset(self->x.buf, 0xee, n * mtu);
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 0, n * mtu));
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 2, 8 * mtu, 64));
+	expect_requests(_metadata, self, ops, 2, psn);
+	dropped = dev_counter_now(W_DEV, "rx_dropped");
+	peer_read_resp(_metadata, self, OP_READ_FIRST, psn, mtu, 0x5a);
+	peer_read_resp(_metadata, self, OP_READ_LAST, psn + 1, 100, 0x11);
+	while (round < 4) {
+		ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("round %d", round);
+		d = (a.psn - psn) & 0xffffff;
+		/* The WRITE goes again after each retry (go-back-N), as itself. */
+		if (d == n) {
+			ASSERT_EQ(OP_WRITE_ONLY, a.op)
+				TH_LOG("round %d: opcode %#x at the WRITE's PSN", round, a.op);
+			continue;
+		}
+		ASSERT_GT(n, d) TH_LOG("round %d: opcode %#x at PSN %#x", round, a.op, a.psn);
+		ASSERT_EQ(OP_READ_REQ, a.op) TH_LOG("round %d: PSN %#x", round, a.psn);
+		read_req_reth(&a, &va, &len);
+		EXPECT_EQ(1u, d) TH_LOG("round %d: the READ again from PSN %#x", round, a.psn);
+		EXPECT_EQ(0x10000 + (uint64_t)d * mtu, va) TH_LOG("round %d: at %#x", round, a.psn);
+		EXPECT_EQ((n - d) * mtu, len) TH_LOG("round %d: PSN %#x", round, a.psn);
+		if (++round < 4) {
+			peer_read_resp(_metadata, self, OP_READ_LAST, a.psn, 100, 0x11);
+			continue;
+		}
+		for (uint32_t i = d; i < n; i++)
+			peer_read_resp(_metadata, self,
+				       i == d ? (i == n - 1 ? OP_READ_ONLY : OP_READ_FIRST) :
+				       i == n - 1 ? OP_READ_LAST : OP_READ_MIDDLE,
+				       psn + i, mtu, 0x5a);
+	}
+	expect_done(_metadata, self, 1, 1);
+	EXPECT_EQ(-1, all_eq(self->x.buf, n * mtu, 0x5a));
+	EXPECT_EQ(dropped + 4, dev_counter_now(W_DEV, "rx_dropped"));
+	/* The WRITE, now or at its timer, at its own PSN: acknowledged, it completes. */
+	do {
+		ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("no WRITE");
+		ASSERT_NE(OP_READ_REQ, a.op) TH_LOG("a READ REQUEST at PSN %#x", a.psn);
+	} while (a.op != OP_WRITE_ONLY || a.psn != psn + n);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, psn + n, 0);
+	expect_done(_metadata, self, 2, 1);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
+}
+
+/* srnic's QP's max_dest_rd_atomic set to @n (through SQD, before any traffic). */
+static void set_max_dest_rd_atomic(struct __test_metadata *_metadata, struct ibv_qp *qp,
+				   uint8_t n)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_SQD };
+	struct ibv_qp_init_attr ia;
+
+	ASSERT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_STATE));
+	a.max_dest_rd_atomic = n;
+	ASSERT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_MAX_DEST_RD_ATOMIC));
+	a.qp_state = IBV_QPS_RTS;
+	ASSERT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_STATE));
+	ASSERT_EQ(0, ibv_query_qp(qp, &a, IBV_QP_MAX_DEST_RD_ATOMIC, &ia));
+	ASSERT_EQ(n, a.max_dest_rd_atomic);
+}
+
+/*
+ * With max_dest_rd_atomic 4, a READ of 8 MiB and five READs of one MTU
+ * behind it, all sent at once: the five wait behind the long READ's
+ * responses, unanswered, so when the fourth of them comes its requester
+ * has five READs outstanding, one more than srnic's responder resources:
+ * the spec's "too many RDMA READ or ATOMIC requests", an invalid request.
+ * The long READ and the three within the resources are answered in full,
+ * in order, every byte right; then the fourth gets an Invalid Request NAK
+ * for its PSN, the QP goes to error and answers nothing more.  (Answered
+ * all, by the old responder: a peer that went on so had up to 300 READs
+ * outstanding, and its duplicates of the older ones were never answered.)
+ */
+TEST_F(rcw, reads_beyond_responder_resources_refused)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), n0 = 8 * MiB / mtu, n = 4, k = 2;
+	uint32_t rkey = self->x.mr->rkey, got = 0, bad = 0, d;
+	uint64_t va = (uintptr_t)self->x.buf;
+	static struct answer a;
+	struct rcpkt r;
+
+	set_max_dest_rd_atomic(_metadata, self->x.qp, n);
+	for (size_t i = 0; i < (size_t)(n0 + n + k) * mtu; i++)
+		self->x.buf[i] = rd_byte(i);
+	r = rc_reth(OP_READ_REQ, W_PSN, va, rkey, n0 * mtu);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	for (uint32_t i = n0; i < n0 + n + k - 1; i++) {
+		r = rc_reth(OP_READ_REQ, W_PSN + i, va + (size_t)i * mtu, rkey, mtu);
+		ASSERT_EQ(0, rc_send_pkt(self, &r));
+	}
+	for (;;) {
+		ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS))
+			TH_LOG("%u responses, then nothing", got);
+		if (a.op == OP_ACK)
+			break;
+		d = (a.psn - W_PSN) & 0xffffff;
+		ASSERT_GT(n0 + n - 1, d) TH_LOG("a response for PSN %#x, beyond the resources",
+						a.psn);
+		if (a.op < OP_READ_FIRST || a.op > OP_READ_ONLY || a.plen != mtu || d != got) {
+			bad++;
+			continue;
+		}
+		for (uint32_t j = 0; j < a.plen; j++)
+			bad += a.payload[j] != rd_byte((size_t)d * mtu + j);
+		got++;
+	}
+	EXPECT_EQ(n0 + n - 1, got);
+	EXPECT_EQ(0u, bad);
+	EXPECT_EQ(SYN_NAK_INV, a.syn);
+	EXPECT_EQ(W_PSN + n0 + n - 1, a.psn);
+	expect_silent_in_err(_metadata, self, &self->x);
+}
+
+/* The peer's FETCH_ADD of @add at @va through @rkey. */
+static struct rcpkt rc_fetch_add(uint32_t psn, uint64_t va, uint32_t rkey, uint64_t add)
+{
+	struct rcpkt r = { .opcode = OP_FETCH_ADD, .psn = psn, .ackreq = 1, .ext_len = 28 };
+	uint64_t bva = htobe64(va), badd = htobe64(add);
+	uint32_t brkey = htonl(rkey);
+
+	memcpy(r.ext, &bva, 8);
+	memcpy(r.ext + 8, &brkey, 4);
+	memcpy(r.ext + 12, &badd, 8);
+	return r;
+}
+
+/*
+ * srnic's answer to the peer's request @k of duplicates_within_responder_resources,
+ * at its PSN: a READ's data, or an atomic's original value @orig.
+ */
+static void expect_rd_atomic_answer(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(rcw) *self, uint32_t k, uint32_t mtu,
+				    uint64_t orig)
+{
+	struct answer a;
+	uint64_t v;
+
+	ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("request %u unanswered", k);
+	EXPECT_EQ(W_PSN + k, a.psn) TH_LOG("request %u", k);
+	if (k % 2) {
+		ASSERT_EQ(OP_ATOMIC_ACK, a.op) TH_LOG("request %u", k);
+		memcpy(&v, a.payload + 4, 8);
+		EXPECT_EQ(orig, be64toh(v)) TH_LOG("request %u", k);
+		return;
+	}
+	ASSERT_EQ(OP_READ_ONLY, a.op) TH_LOG("request %u", k);
+	ASSERT_EQ(mtu, a.plen) TH_LOG("request %u", k);
+	EXPECT_EQ(0, memcmp(a.payload, self->x.buf + (size_t)k * mtu, mtu)) TH_LOG("request %u", k);
+}
+
+/*
+ * With max_dest_rd_atomic 3, srnic's responder resources are 4 (rounded
+ * up to a power of two, as rxe, mlx4 and mlx5 round theirs, and their
+ * requesters max_rd_atomic).  The peer sends six READs and FETCH_ADDs, each
+ * answered before the next comes (never more than the resources
+ * unanswered), so all are answered.  Duplicates of the newest four are
+ * answered again, from the resources: the READs' data, the atomics'
+ * original values (not added again).  The oldest two were freed by the
+ * newer ones (a requester within the limit had completed them):
+ * duplicates of them are dropped, unanswered, as rxe drops them, and the
+ * connection goes on.  (The old responder answered from its last 128,
+ * whatever max_dest_rd_atomic said.)
+ */
+TEST_F(rcw, duplicates_within_responder_resources)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), rkey = self->x.mr->rkey, k;
+	uint64_t va = (uintptr_t)self->x.buf, at = 8 * MiB, v;
+	struct rcpkt req[6];
+
+	ASSERT_TRUE(has_atomics(&self->e)) TH_LOG("srnic reports atomic_cap NONE");
+	set_max_dest_rd_atomic(_metadata, self->x.qp, 3);
+	for (size_t i = 0; i < 6 * mtu; i++)
+		self->x.buf[i] = rd_byte(i);
+	/* READs at even PSNs, FETCH_ADDs (of 1, at 8 MiB + 64 k) at odd ones. */
+	for (k = 0; k < 6; k++) {
+		v = 0x1000 + k;
+		memcpy(self->x.buf + at + 64 * k, &v, 8);
+		req[k] = k % 2 ? rc_fetch_add(W_PSN + k, va + at + 64 * k, rkey, 1) :
+				 rc_reth(OP_READ_REQ, W_PSN + k, va + (size_t)k * mtu, rkey, mtu);
+	}
+	for (k = 0; k < 6; k++) {
+		ASSERT_EQ(0, rc_send_pkt(self, &req[k]));
+		expect_rd_atomic_answer(_metadata, self, k, mtu, 0x1000 + k);
+	}
+	for (k = 6; k-- > 2;) {
+		ASSERT_EQ(0, rc_send_pkt(self, &req[k]));
+		expect_rd_atomic_answer(_metadata, self, k, mtu, 0x1000 + k);
+	}
+	for (k = 0; k < 2; k++) {
+		TH_LOG("duplicate of request %u, freed", k);
+		ASSERT_EQ(0, rc_send_pkt(self, &req[k]));
+		expect_no_answer(_metadata, self, W_PSN + 6);
+	}
+	for (k = 1; k < 6; k += 2) {
+		memcpy(&v, self->x.buf + at + 64 * k, 8);
+		EXPECT_EQ(0x1001 + k, v) TH_LOG("FETCH_ADD %u", k);
+	}
+	/* The connection goes on. */
+	req[0] = rc_send(W_PSN + 6, 16, 0x21);
+	ASSERT_EQ(0, rc_send_pkt(self, &req[0]));
+	expect_recv(_metadata, self, 16, 0x21);
+	expect_ack(_metadata, self, SYN_ACK, W_PSN + 6);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
+}
+
 /* ---- READ responses placed as they come ---- */
 
 /* One signaled READ of srnic's QP into @len bytes at @dst, under @lkey. */
