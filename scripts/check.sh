@@ -85,7 +85,7 @@ if [ -z "${SRNIC_SUITES:-}" ] || [[ " $SRNIC_SUITES " == *" pair "* ]]; then
 	pair_failed=$(grep -cE '^[ab]\| not ok - ' "$log/pair.txt")
 	# Each guest declares its plan ("1..N"): a guest that stopped early fails its missing checks.
 	for g in a b; do
-		plan=$(sed -n "s/^$g| 1\.\.\([0-9]*\)\$/\1/p" "$log/pair.txt" | head -n 1)
+		plan=$(sed -n "s/^$g| 1\.\.\([0-9]*\).*/\1/p" "$log/pair.txt" | head -n 1)
 		ran=$(grep -cE "^$g\| (not )?ok - " "$log/pair.txt")
 		if [ -z "$plan" ] || [ "$ran" -lt "$plan" ]; then
 			echo "not ok - two hosts: $g ran $ran of its ${plan:-undeclared} checks" | tee -a "$log/own.txt"
@@ -102,7 +102,7 @@ if [ -z "${SRNIC_SUITES:-}" ] || [[ " $SRNIC_SUITES " == *" pair "* ]]; then
 			else if (r ~ /^part\| /) {
 				split(r, w, " "); n = w[2]
 				if (!(n in secs)) order[++k] = n
-				P[n] += ok[g]; F[n] += nok[g]; if (w[3] > secs[n]) secs[n] = w[3]
+				P[n] += ok[g]; F[n] += nok[g]; if (w[3] + 0 > secs[n]) secs[n] = w[3] + 0
 				ok[g] = nok[g] = 0
 			}
 		}

@@ -33,6 +33,10 @@ else
 	make -C "/lib/modules/$kver/build" M="$top/kernel" modules
 	make -C "/lib/modules/$kver/build" M="$top/kernel" INSTALL_MOD_DIR=updates modules_install
 	depmod -a "$kver"
-	echo "file /lib/modules/$kver/updates/srnic.ko $kver" >"$record"
+	# The file as modules_install named it: compressed (srnic.ko.xz) where the kernel's
+	# configuration compresses modules, as Debian's does.
+	ko=$(ls "/lib/modules/$kver/updates/srnic.ko"* 2>/dev/null | head -n 1)
+	[ -n "$ko" ] || { echo "install: modules_install left no srnic.ko in /lib/modules/$kver/updates" >&2; exit 1; }
+	echo "file $ko $kver" >"$record"
 fi
 echo "install: srnic.ko for $kver ($(cut -d' ' -f1 "$record")) and the provider; load it with modprobe srnic"

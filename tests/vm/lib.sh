@@ -142,7 +142,7 @@ run_ksft_always() {
 
 # run_check NAME CMD...: one check of a tool's behaviour, as TAP.
 run_check() {
-	local name=$1
+	local name=$1 start=$SECONDS
 	shift
 	if "$@"; then
 		echo "ok - $name"
@@ -151,6 +151,7 @@ run_check() {
 		echo "not ok - $name"
 		FAILED=$((FAILED + 1))
 	fi
+	echo "#   ($((SECONDS - start)) s)"
 }
 
 # run_pyverbs MODULE...: rdma-core's Python tests against $SRNIC_DEV.
