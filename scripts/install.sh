@@ -31,7 +31,9 @@ if [ "${DKMS:-yes}" != no ] && command -v dkms >/dev/null; then
 	echo "dkms $version $src" >"$record"
 else
 	make -C "/lib/modules/$kver/build" M="$top/kernel" modules
-	make -C "/lib/modules/$kver/build" M="$top/kernel" INSTALL_MOD_DIR=updates modules_install
+	# Stripped, as DKMS strips what it installs: the debug info is most of the file.
+	make -C "/lib/modules/$kver/build" M="$top/kernel" INSTALL_MOD_DIR=updates \
+		INSTALL_MOD_STRIP=1 modules_install
 	depmod -a "$kver"
 	# The file as modules_install named it: compressed (srnic.ko.xz) where the kernel's
 	# configuration compresses modules, as Debian's does.
