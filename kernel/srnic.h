@@ -72,11 +72,9 @@
 #define SRNIC_GID_TABLE_LEN	32
 /*
  * READs and atomics a QP may have outstanding, either way: as rxe, whose
- * peers ask for 128.  The wire responder keeps as many of them in a ring
- * (struct srnic_wire_res); its responder resources are the newest
- * max_dest_rd_atomic of them, rounded up to a power of two
- * (srnic_net_resp.c): a duplicate is answered only from one of those, a
- * READ's within what it first asked for.
+ * peers ask for 128.  The wire responder keeps as many of them, its
+ * responder resources (struct srnic_wire_res): a duplicate is answered
+ * only from one of them, a READ's within what it first asked for.
  */
 #define SRNIC_MAX_QP_RD_ATOM	128
 /*
@@ -722,15 +720,6 @@ struct srnic_wire_qp {
 	/* The last READs and atomics, for their duplicates: a ring, RC only. */
 	struct srnic_wire_res *res;
 	u8 res_next;
-	/*
-	 * Of the requests held behind the READ going out (@held): the READs
-	 * and atomics in sequence (srnic_net_resp_hold), and the PSN the
-	 * next in sequence has; and whether the request in hand, one of
-	 * them, is beyond the responder resources.
-	 */
-	u32 held_owed;
-	u32 held_psn;
-	bool rd_excess;
 	/*
 	 * The READ whose responses go out, SRNIC_VISIT_BYTES per visit of
 	 * the thread (QP marked SRNIC_QP_READING); the QP's request packets

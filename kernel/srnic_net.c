@@ -362,25 +362,16 @@ static bool srnic_net_recv_ud(struct srnic_engine *eng, struct srnic_pkt *p)
 	return true;
 }
 
-/* What srnic_net_resp_hold() found of a held request, in its skb. */
-static u8 *srnic_net_held_cb(struct sk_buff *skb)
-{
-	BUILD_BUG_ON(SRNIC_HELD_EXCESS > U8_MAX);
-	return skb->cb;
-}
-
 /*
- * A request @p for @qp while its READ's responses go out: it waits behind
+ * A request for @qp while its READ's responses go out: it waits behind
  * them in the QP's queue (srnic_net_resp_reads), so that requests execute
- * in order, with what it is (srnic_net_resp_hold).  False when the queue
- * is full: dropped, the requester sends it again.
+ * in order.  False when the queue is full: dropped, the requester sends it
+ * again.
  */
-static bool srnic_net_hold(struct srnic_qp *qp, const struct srnic_pkt *p,
-			   struct sk_buff *skb)
+static bool srnic_net_hold(struct srnic_qp *qp, struct sk_buff *skb)
 {
 	if (skb_queue_len(&qp->w.held) >= SRNIC_WIRE_HELD_MAX)
 		return false;
-	*srnic_net_held_cb(skb) = srnic_net_resp_hold(qp, p);
 	skb_queue_tail(&qp->w.held, skb);
 	return true;
 }
@@ -443,7 +434,7 @@ static int srnic_net_recv_connected(struct srnic_engine *eng,
 	else if (srnic_net_resp_read_again(qp, p))
 		srnic_net_resp_again(eng, qp, p);
 	else
-		ret = srnic_net_hold(qp, p, skb) ? 1 : -1;
+		ret = srnic_net_hold(qp, skb) ? 1 : -1;
 	srnic_qp_put(qp);
 	return ret;
 }
@@ -540,11 +531,8 @@ static int srnic_net_resp_reads(struct srnic_thread *t, unsigned long *timer)
 		if (srnic_net_resp_read_next(&t->eng, qp))
 			continue;
 		xa_clear_mark(&sdev->qps, i, SRNIC_QP_READING);
-		while (!qp->w.rd.active && (skb = skb_dequeue(&qp->w.held))) {
-			srnic_net_resp_unhold(qp, *srnic_net_held_cb(skb));
+		while (!qp->w.rd.active && (skb = skb_dequeue(&qp->w.held)))
 			srnic_net_recv(t, skb);
-			qp->w.rd_excess = false;
-		}
 	}
 	return n;
 }

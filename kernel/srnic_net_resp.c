@@ -14,15 +14,12 @@
  * packet ahead of the expected PSN gets one sequence NAK; a packet behind
  * it is a duplicate: acknowledged again, a READ answered again from
  * memory within what the READ kept for it first asked, an atomic from the
- * result kept for it, if it is one of the responder resources (the newest
- * max_dest_rd_atomic).  UC answers nothing: a gap loses the message in
+ * result kept for it.  UC answers nothing: a gap loses the message in
  * progress.
  *
  * A READ's responses go out a visit's bytes at a time (the thread's
  * other QPs have their turn between), and the QP's request packets that
  * come meanwhile wait behind it (srnic_net.c): requests execute in order.
- * A READ or atomic among them beyond the responder resources is an
- * invalid request (srnic_net_resp_hold).
  */
 #include "srnic_net.h"
 #include "srnic_transport.h"
@@ -381,25 +378,6 @@ static enum srnic_resp srnic_wresp_read_more(struct srnic_engine *eng,
 	return r;
 }
 
-/*
- * @qp's responder resources: max_dest_rd_atomic, rounded up to a power of
- * two as rxe, mlx4 and mlx5 size theirs (their requesters round
- * max_rd_atomic up the same way: one set to 3 has 4 in flight).
- */
-static u32 srnic_wresp_resources(const struct srnic_qp *qp)
-{
-	u32 n = READ_ONCE(qp->attr.max_dest_rd_atomic);
-
-	return n ? min_t(u32, roundup_pow_of_two(n), SRNIC_MAX_QP_RD_ATOM) : 0;
-}
-
-/* Whether the request @p takes a responder resource: READ, atomics, FLUSH. */
-static bool srnic_wresp_takes_res(const struct srnic_pkt *p)
-{
-	return p->op == SRNIC_OP_READ_REQUEST ||
-	       (p->flags & (SRNIC_OPF_ATOMIC | SRNIC_OPF_FETH));
-}
-
 /* Keeps the READ or atomic @res, in place of the oldest one kept. */
 static void srnic_wresp_keep(struct srnic_wire_qp *w,
 			    const struct srnic_wire_res *res)
@@ -408,24 +386,14 @@ static void srnic_wresp_keep(struct srnic_wire_qp *w,
 		w->res[w->res_next++ % SRNIC_MAX_QP_RD_ATOM] = *res;
 }
 
-/*
- * The READ (@read) or atomic whose PSNs include @psn, one of @qp's
- * responder resources (the newest it took), or NULL.  Each it takes frees
- * the oldest: a requester within max_dest_rd_atomic completed that one
- * before it sent this (it completes in order), so nothing asks for it
- * again but a stale copy, or a requester beyond the limit, whose retries
- * run out (rxe drops such a duplicate too).
- */
+/* The READ (@read) or atomic kept whose PSNs include @psn, or NULL. */
 static const struct srnic_wire_res *
-srnic_wresp_kept(const struct srnic_qp *qp, u32 psn, bool read)
+srnic_wresp_kept(const struct srnic_wire_qp *w, u32 psn, bool read)
 {
-	const struct srnic_wire_qp *w = &qp->w;
-	u32 i, n = srnic_wresp_resources(qp);
+	unsigned int i;
 
-	for (i = 1; w->res && i <= n; i++) {
-		const struct srnic_wire_res *res =
-			&w->res[(u8)(w->res_next - i) % SRNIC_MAX_QP_RD_ATOM];
-
+	for (i = 0; w->res && i < SRNIC_MAX_QP_RD_ATOM; i++) {
+		const struct srnic_wire_res *res = &w->res[i];
 		if (res->valid && res->read == read &&
 		    srnic_psn_in_window(psn, res->psn, read ? res->npsn : 1))
 			return res;
@@ -453,12 +421,11 @@ static struct srnic_wire_read srnic_wresp_read_asked(const struct srnic_pkt *p)
  * lacks.  Nothing else is answered again: a peer's one packet may not
  * have the responder read and send what no READ asked for.
  */
-static bool srnic_wresp_read_dup_ok(const struct srnic_qp *qp,
-				    const struct srnic_pkt *p)
+static bool srnic_wresp_read_dup_ok(const struct srnic_wire_qp *w,
+				   const struct srnic_pkt *p)
 {
 	const struct srnic_wire_read rd = srnic_wresp_read_asked(p);
-	const struct srnic_wire_res *res = srnic_wresp_kept(qp, rd.psn, true);
-	const struct srnic_wire_qp *w = &qp->w;
+	const struct srnic_wire_res *res = srnic_wresp_kept(w, rd.psn, true);
 	u64 skip;
 
 	if (!res || rd.rkey != res->rkey)
@@ -484,50 +451,7 @@ bool srnic_net_resp_read_again(const struct srnic_qp *qp,
 {
 	return p->op == SRNIC_OP_READ_REQUEST &&
 	       srnic_psn_diff(p->psn, qp->w.epsn) < 0 &&
-	       srnic_wresp_read_dup_ok(qp, p);
-}
-
-/*
- * The request @p is held behind the READ going out (srnic_net.c): what it
- * is, counted at its arrival.  The spec's "too many RDMA READ or ATOMIC
- * requests" (an invalid request) are more received and not answered than
- * the responder resources: the READ going out, the READs and atomics held
- * in sequence behind it, then this one.  Their requester cannot have had
- * the answers of any, so it had them all outstanding.  Only those in
- * sequence count (a copy or one past a gap does not).  One beyond is
- * refused in its turn, after the answers before it (srnic_wresp_rx).
- */
-enum srnic_held srnic_net_resp_hold(struct srnic_qp *qp,
-				    const struct srnic_pkt *p)
-{
-	struct srnic_wire_qp *w = &qp->w;
-	u32 npsn = 1;
-
-	if (skb_queue_empty(&w->held)) {
-		w->held_psn = w->epsn;
-		w->held_owed = 0;
-	}
-	if (p->psn != w->held_psn)
-		return SRNIC_HELD_OTHER;
-	if (p->op == SRNIC_OP_READ_REQUEST)
-		npsn = srnic_psn_count(srnic_wresp_read_asked(p).len, w->mtu);
-	w->held_psn = srnic_psn_add(p->psn, npsn);
-	if (!srnic_wresp_takes_res(p))
-		return SRNIC_HELD_OTHER;
-	if (w->held_owed + 2 > srnic_wresp_resources(qp))
-		return SRNIC_HELD_EXCESS;
-	w->held_owed++;
-	return SRNIC_HELD_OWED;
-}
-
-/* The request held as @h is taken from the queue, to run now. */
-void srnic_net_resp_unhold(struct srnic_qp *qp, enum srnic_held h)
-{
-	struct srnic_wire_qp *w = &qp->w;
-
-	if (h == SRNIC_HELD_OWED && w->held_owed)
-		w->held_owed--;
-	w->rd_excess = h == SRNIC_HELD_EXCESS;
+	       srnic_wresp_read_dup_ok(&qp->w, p);
 }
 
 /*
@@ -545,7 +469,7 @@ static void srnic_wresp_read(struct srnic_engine *eng, struct srnic_qp *qp,
 	enum srnic_resp r;
 	u32 npsn;
 
-	if (dup && !srnic_wresp_read_dup_ok(qp, p))
+	if (dup && !srnic_wresp_read_dup_ok(w, p))
 		return;
 	*rd = srnic_wresp_read_asked(p);
 	rd->msn = dup ? w->msn : (w->msn + 1) & SRNIC_MSN_MASK;
@@ -754,7 +678,7 @@ static void srnic_wresp_flush(struct srnic_engine *eng, struct srnic_qp *qp,
  */
 static void srnic_wresp_one_packet_again(struct srnic_qp *qp, u32 psn)
 {
-	const struct srnic_wire_res *res = srnic_wresp_kept(qp, psn, false);
+	const struct srnic_wire_res *res = srnic_wresp_kept(&qp->w, psn, false);
 
 	if (!res)
 		return;
@@ -823,11 +747,6 @@ static void srnic_wresp_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (d > 0 && !srnic_wresp_ahead(qp, p))
 		return;
 	w->nak_sent = false;
-	/* Beyond the responder resources when it came (srnic_net_resp_hold). */
-	if (w->rd_excess && srnic_wresp_takes_res(p)) {
-		srnic_wresp_refuse(eng, qp, p, SRNIC_RESP_NAK_INV);
-		return;
-	}
 	if (p->op == SRNIC_OP_READ_REQUEST)
 		srnic_wresp_read(eng, qp, p, false);
 	else if (p->flags & SRNIC_OPF_ATOMIC)
