@@ -343,7 +343,9 @@ static enum srnic_resp srnic_resp_too_long(struct srnic_engine *eng,
 	struct srnic_recv_wqe_hdr *hdr = eng->rwqe;
 
 	srnic_count(to_sdev(dst->ibqp.device), SRNIC_PC_RESP_LEN_ERRORS);
-	if (srnic_qpt_acked(dst->ibqp.qp_type)) {
+	/* Raw packet QPs keep their own rule (srnic_raw.c): the QP to error. */
+	if (srnic_qpt_acked(dst->ibqp.qp_type) ||
+	    dst->ibqp.qp_type == IB_QPT_RAW_PACKET) {
 		srnic_recv_fail(dst, srq, hdr->wr_id, IB_WC_LOC_LEN_ERR);
 		return SRNIC_RESP_NAK_INV;
 	}
