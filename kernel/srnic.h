@@ -703,7 +703,13 @@ struct srnic_wire_qp {
 	u64 next_off;
 	u32 una;
 	bool tx_full;			/* the netdev refused a piece ahead */
-	/* Responder, run by the QP's engine thread only. */
+	/*
+	 * Responder, run by the QP's engine thread under @rx_lock, a packet
+	 * or a READ's visit at a time; modify_qp takes it to start the
+	 * responder anew (srnic_net_resp_forget), so a reset never lands
+	 * inside a visit and nothing of the old connection goes on after it.
+	 */
+	spinlock_t rx_lock;
 	u32 epsn;			/* the PSN expected next */
 	u32 msn;			/* messages completed */
 	bool nak_sent;			/* a sequence NAK for @epsn went */

@@ -389,6 +389,31 @@ static void srnic_net_resp_again(struct srnic_engine *eng, struct srnic_qp *qp,
 }
 
 /*
+ * A request for @qp's responder, under its lock: a reset or a new
+ * connection (srnic_net_resp_forget) waits for the packet, and a packet
+ * after it finds the QP no longer receiving, or the responder started anew.
+ */
+static int srnic_net_recv_request(struct srnic_engine *eng, struct srnic_qp *qp,
+				  const struct srnic_pkt *p, struct sk_buff *skb)
+{
+	int ret = 0;
+
+	if (eng->ack_qp && eng->ack_qp != qp)
+		srnic_net_ack_flush(eng);
+	spin_lock(&qp->w.rx_lock);
+	if (!srnic_qp_receives(READ_ONCE(qp->state)))
+		ret = -1;
+	else if (!qp->w.rd.active)
+		srnic_net_resp_rx(eng, qp, p);
+	else if (srnic_net_resp_read_again(qp, p))
+		srnic_net_resp_again(eng, qp, p);
+	else
+		ret = srnic_net_hold(qp, skb) ? 1 : -1;
+	spin_unlock(&qp->w.rx_lock);
+	return ret;
+}
+
+/*
  * The QP type a connected packet is for: its service's, and for XRC the
  * target of a request, the initiator of an answer.
  */
@@ -429,12 +454,8 @@ static int srnic_net_recv_connected(struct srnic_engine *eng,
 		ret = -1;
 	else if (!(p->flags & SRNIC_OPF_REQ))
 		srnic_net_req_rx(eng, qp, p);
-	else if (!qp->w.rd.active)
-		srnic_net_resp_rx(eng, qp, p);
-	else if (srnic_net_resp_read_again(qp, p))
-		srnic_net_resp_again(eng, qp, p);
 	else
-		ret = srnic_net_hold(qp, skb) ? 1 : -1;
+		ret = srnic_net_recv_request(eng, qp, p, skb);
 	srnic_qp_put(qp);
 	return ret;
 }
@@ -520,18 +541,27 @@ static int srnic_net_resp_reads(struct srnic_thread *t, unsigned long *timer)
 	struct srnic_qp *qp;
 	struct sk_buff *skb;
 	unsigned long i;
+	bool more;
 	int n = 0;
 
 	xa_for_each_marked(&sdev->qps, i, qp, SRNIC_QP_READING) {
 		if (srnic_qp_engine(i, sdev->sched.nthreads) != t->idx)
 			continue;
-		if (srnic_net_resp_read_waits(qp, timer))
+		/* A visit under the responder's lock: a reset waits for it. */
+		spin_lock(&qp->w.rx_lock);
+		more = srnic_net_resp_read_waits(qp, timer);
+		if (!more) {
+			n++;
+			more = srnic_net_resp_read_next(&t->eng, qp);
+			if (!more)
+				xa_clear_mark(&sdev->qps, i, SRNIC_QP_READING);
+		}
+		spin_unlock(&qp->w.rx_lock);
+		if (more)
 			continue;
-		n++;
-		if (srnic_net_resp_read_next(&t->eng, qp))
-			continue;
-		xa_clear_mark(&sdev->qps, i, SRNIC_QP_READING);
-		while (!qp->w.rd.active && (skb = skb_dequeue(&qp->w.held)))
+		/* Each held packet takes the lock itself; a reset purges the rest. */
+		while (!READ_ONCE(qp->w.rd.active) &&
+		       (skb = skb_dequeue(&qp->w.held)))
 			srnic_net_recv(t, skb);
 	}
 	return n;

@@ -90,5 +90,6 @@ bool srnic_net_resp_read_again(const struct srnic_qp *qp,
 void srnic_net_ack_flush(struct srnic_engine *eng);
 void srnic_net_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		       const struct srnic_pkt *p);
+void srnic_net_resp_forget(struct srnic_qp *qp, u32 epsn);
 
 #endif /* SRNIC_NET_H */

@@ -80,13 +80,18 @@ static void srnic_wresp_ack(struct srnic_qp *qp, u8 syndrome, u32 psn)
  * (srnic_net_ack_flush) or another answer of @qp goes: an ACK covers every
  * request before its PSN, so one answers all a batch brought (coalesced,
  * as the spec allows) rather than each small message its own.  One QP's
- * at a time: another QP's ACK to hold sends it.
+ * at a time: srnic_net_recv_connected() sends another QP's before it takes
+ * this one's lock (one responder's lock at a time); were one still held,
+ * this ACK goes at once.
  */
 static void srnic_wresp_ack_later(struct srnic_engine *eng,
 				  struct srnic_qp *qp, u32 psn)
 {
-	if (eng->ack_qp != qp) {
-		srnic_net_ack_flush(eng);
+	if (eng->ack_qp && eng->ack_qp != qp) {
+		srnic_wresp_ack(qp, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS, psn);
+		return;
+	}
+	if (!eng->ack_qp) {
 		refcount_inc(&qp->ref);
 		eng->ack_qp = qp;
 	}
@@ -102,11 +107,38 @@ void srnic_net_ack_flush(struct srnic_engine *eng)
 	if (!qp)
 		return;
 	eng->ack_qp = NULL;
+	spin_lock(&qp->w.rx_lock);
 	/* A QP in error or reset meanwhile answers nothing. */
 	if (srnic_qp_receives(READ_ONCE(qp->state)))
 		srnic_wresp_ack_held(qp);
 	qp->w.ack_held = false;
+	spin_unlock(&qp->w.rx_lock);
 	srnic_qp_put(qp);
+}
+
+/*
+ * The responder of @qp starts anew, expecting @epsn (modify_qp: RTR, or
+ * RESET): no READ going out, none kept for duplicates, nothing held, no
+ * ACK held.  Under the responder's lock, so that the engine is not inside
+ * a packet or a visit of the QP meanwhile, and finds nothing of it after.
+ */
+void srnic_net_resp_forget(struct srnic_qp *qp, u32 epsn)
+{
+	struct srnic_wire_qp *w = &qp->w;
+
+	spin_lock(&w->rx_lock);
+	w->epsn = epsn;
+	w->msn = 0;
+	w->nak_sent = false;
+	w->ack_held = false;
+	w->rx_kind = 0;
+	w->rd.active = false;
+	xa_clear_mark(&to_sdev(qp->ibqp.device)->qps, qp->qpn, SRNIC_QP_READING);
+	if (w->res)
+		memset(w->res, 0, SRNIC_MAX_QP_RD_ATOM * sizeof(*w->res));
+	w->res_next = 0;
+	skb_queue_purge(&w->held);
+	spin_unlock(&w->rx_lock);
 }
 
 /* The NAK code of a responder's refusal. */

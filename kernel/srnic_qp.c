@@ -112,6 +112,7 @@ int srnic_qp_init(struct srnic_qp *qp, bool receives)
 	mutex_init(&qp->lock);
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->w.lock);
+	spin_lock_init(&qp->w.rx_lock);
 	skb_queue_head_init(&qp->w.held);
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->drained);
@@ -481,13 +482,10 @@ static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
 
 	if (to != IB_QPS_RTR)
 		srnic_net_req_forget(qp);
+	if (to == IB_QPS_RTR)
+		srnic_net_resp_forget(qp, qp->attr.rq_psn);
 	spin_lock(&w->lock);
 	if (to == IB_QPS_RTR) {
-		w->epsn = qp->attr.rq_psn;
-		w->msn = 0;
-		w->nak_sent = false;
-		w->rx_kind = 0;
-		w->rd.active = false;
 		/*
 		 * Rendezvous of an earlier connection (one queued as a reset
 		 * raced with it) are no longer: the ring starts empty.
@@ -495,10 +493,6 @@ static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
 		w->rndv_head = 0;
 		w->rndv_tail = 0;
 		w->rndv_on = false;
-		if (w->res)
-			memset(w->res, 0,
-			       SRNIC_MAX_QP_RD_ATOM * sizeof(*w->res));
-		skb_queue_purge(&w->held);
 	} else {
 		w->psn = qp->attr.sq_psn;
 		w->una = w->psn;
@@ -649,8 +643,12 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	/* What a QP in error or reset sent ahead is not in flight. */
 	if (to == IB_QPS_ERR || to == IB_QPS_RESET)
 		srnic_net_req_forget(qp);
-	if (to == IB_QPS_RESET)
+	if (to == IB_QPS_RESET) {
+		/* First: a packet after the forget finds the QP not receiving. */
+		WRITE_ONCE(qp->state, IB_QPS_RESET);
+		srnic_net_resp_forget(qp, 0);
 		srnic_qp_reset(qp);
+	}
 	cur->qp_state = to;
 	cur->cur_qp_state = to;
 	/* The peer may have changed; the engine looks it up again. */

@@ -3026,6 +3026,82 @@ TEST_F(rcw, stale_read_response_after_reset_not_placed)
 	EXPECT_EQ(-1, all_eq(self->x.buf + off, mtu, 0xee));
 }
 
+/* The destination QPN of srnic's packet @a. */
+static uint32_t answer_dqpn(const struct answer *a)
+{
+	return (uint32_t)a->b[5] << 16 | a->b[6] << 8 | a->b[7];
+}
+
+/*
+ * srnic's QP answers a 16 MiB READ, SENDs held behind it, and is reset
+ * and connected to another peer QP once the first response is out: the
+ * READ and what was held are forgotten.  Nothing for the new QPN comes
+ * before srnic's own WRITE on the new connection, no READ response after
+ * it, and no held SEND completes; nothing at all goes to another QPN
+ * (an answer of the responder just reset went to QPN 0).  Rounds, as the
+ * reset must land inside a visit of the READ as well as between two (in
+ * one round in six, the visit wrote the READ back after the reset had
+ * cleared it, and its responses went on to the new QPN).
+ */
+TEST_F(rcw, reset_while_reading_forgets_the_read)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), len = W_BUF, leaked = 0, late = 0;
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	static struct answer a;
+	struct ibv_wc wc;
+	struct rcpkt r;
+
+	for (int round = 0; round < 64; round++) {
+		uint32_t qpn = W_PQPN + 0x100 + round, old = self->x.peer_qpn;
+
+		r = rc_reth(OP_READ_REQ, W_PSN, (uintptr_t)self->x.buf, self->x.mr->rkey, len);
+		ASSERT_EQ(0, rc_send_pkt(self, &r));
+		for (uint32_t i = 0; i < 8; i++) {
+			r = rc_send(W_PSN + len / mtu + i, 16, 0x60);
+			ASSERT_EQ(0, rc_send_pkt(self, &r));
+		}
+		ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS));
+		ASSERT_EQ(OP_READ_FIRST, a.op);
+		ASSERT_EQ(0, ibv_modify_qp(self->x.qp, &reset, IBV_QP_STATE));
+		ASSERT_EQ(0, ep_connect(&self->x, qpn));
+		for (int k = 0; k < 32; k++)
+			ASSERT_EQ(0, post_recv(&self->x, k, (size_t)k * 4096, 4096));
+		ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 7, 0, 8));
+		/* Up to the WRITE: the old connection's packets only. */
+		for (;;) {
+			ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS))
+				TH_LOG("round %d: no WRITE on the new connection", round);
+			if (answer_dqpn(&a) == qpn && a.op == OP_WRITE_ONLY)
+				break;
+			if (answer_dqpn(&a) != old) {
+				leaked++;
+				TH_LOG("round %d: %#x for PSN %#x to QPN %#x before the WRITE",
+				       round, a.op, a.psn, answer_dqpn(&a));
+			}
+		}
+		EXPECT_EQ(W_PSN, a.psn);
+		peer_answer(_metadata, self, OP_ACK, SYN_ACK, W_PSN, 0);
+		ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
+		EXPECT_EQ(7u, wc.wr_id) TH_LOG("round %d: a held SEND completed", round);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		/* Then nothing: neither the READ's rest nor a SEND it held. */
+		ASSERT_EQ(0, send_sentinel(self, self->x.qp->qp_num, W_PSN));
+		for (;;) {
+			ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("no sentinel ACK");
+			if (is_sentinel_ack(&a, W_PSN))
+				break;
+			late++;
+			TH_LOG("round %d: %#x for PSN %#x to QPN %#x after the WRITE", round,
+			       a.op, a.psn, answer_dqpn(&a));
+		}
+		EXPECT_EQ(0, poll_one(self->x.cq, &wc, 0)) TH_LOG("round %d: a held SEND", round);
+		if (leaked || late)
+			break;
+	}
+	EXPECT_EQ(0u, leaked);
+	EXPECT_EQ(0u, late);
+}
+
 /* ---- FLUSH and ATOMIC WRITE, answered and asked as rxe does ---- */
 
 /* uapi values rdma-core 44 has no names for. */
