@@ -727,6 +727,17 @@ struct srnic_wire_qp {
 	struct srnic_wire_res *res;
 	u8 res_next;
 	/*
+	 * The READs and atomics received and not answered, for the spec's
+	 * "too many" (srnic_net_resp_hold): the READ going out unless it is
+	 * a replay (@rd_counted), and those held in sequence behind it
+	 * (@held_owed; the next in sequence has @held_psn).  @rd_excess: the
+	 * request in hand came beyond the responder resources.
+	 */
+	bool rd_counted;
+	bool rd_excess;
+	u32 held_owed;
+	u32 held_psn;
+	/*
 	 * The READ whose responses go out, SRNIC_VISIT_BYTES per visit of
 	 * the thread (QP marked SRNIC_QP_READING); the QP's request packets
 	 * that came meanwhile wait in @held, in order.

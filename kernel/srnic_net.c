@@ -362,18 +362,45 @@ static bool srnic_net_recv_ud(struct srnic_engine *eng, struct srnic_pkt *p)
 	return true;
 }
 
+/* What srnic_net_resp_hold() found of a held request, kept in its skb. */
+static u8 *srnic_net_held_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(SRNIC_HELD_EXCESS > U8_MAX);
+	return skb->cb;
+}
+
 /*
- * A request for @qp while its READ's responses go out: it waits behind
+ * A request @p for @qp while its READ's responses go out: it waits behind
  * them in the QP's queue (srnic_net_resp_reads), so that requests execute
- * in order.  False when the queue is full: dropped, the requester sends it
- * again.
+ * in order, with what it is (srnic_net_resp_hold).  False when the queue
+ * is full: dropped, the requester sends it again.
  */
-static bool srnic_net_hold(struct srnic_qp *qp, struct sk_buff *skb)
+static bool srnic_net_hold(struct srnic_qp *qp, const struct srnic_pkt *p,
+			   struct sk_buff *skb)
 {
 	if (skb_queue_len(&qp->w.held) >= SRNIC_WIRE_HELD_MAX)
 		return false;
+	*srnic_net_held_cb(skb) = srnic_net_resp_hold(qp, p);
 	skb_queue_tail(&qp->w.held, skb);
 	return true;
+}
+
+/*
+ * The next request held behind @qp's READ, once no READ goes out: taken
+ * from the queue under the responder's lock, with what it was
+ * (srnic_net_resp_unhold).  NULL when there is none, or a READ goes out.
+ */
+static struct sk_buff *srnic_net_unhold(struct srnic_qp *qp)
+{
+	struct sk_buff *skb = NULL;
+
+	spin_lock(&qp->w.rx_lock);
+	if (!qp->w.rd.active)
+		skb = skb_dequeue(&qp->w.held);
+	if (skb)
+		srnic_net_resp_unhold(qp, *srnic_net_held_cb(skb));
+	spin_unlock(&qp->w.rx_lock);
+	return skb;
 }
 
 /*
@@ -408,7 +435,9 @@ static int srnic_net_recv_request(struct srnic_engine *eng, struct srnic_qp *qp,
 	else if (srnic_net_resp_read_again(qp, p))
 		srnic_net_resp_again(eng, qp, p);
 	else
-		ret = srnic_net_hold(qp, skb) ? 1 : -1;
+		ret = srnic_net_hold(qp, p, skb) ? 1 : -1;
+	/* Held beyond the resources, it was that one (srnic_net_unhold). */
+	qp->w.rd_excess = false;
 	spin_unlock(&qp->w.rx_lock);
 	return ret;
 }
@@ -559,9 +588,8 @@ static int srnic_net_resp_reads(struct srnic_thread *t, unsigned long *timer)
 		spin_unlock(&qp->w.rx_lock);
 		if (more)
 			continue;
-		/* Each held packet takes the lock itself; a reset purges the rest. */
-		while (!READ_ONCE(qp->w.rd.active) &&
-		       (skb = skb_dequeue(&qp->w.held)))
+		/* Each held request runs as it came, taking the lock itself. */
+		while ((skb = srnic_net_unhold(qp)))
 			srnic_net_recv(t, skb);
 	}
 	return n;

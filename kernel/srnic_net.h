@@ -82,6 +82,16 @@ bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 			 u32 idx, struct srnic_msg *m);
 
 /* srnic_net_resp.c: the responder's side */
+/* What a request held behind the READ going out is (srnic_net_resp_hold). */
+enum srnic_held {
+	SRNIC_HELD_OTHER,
+	SRNIC_HELD_OWED,	/* a READ or atomic in sequence, counted */
+	SRNIC_HELD_EXCESS,	/* ... one beyond the responder resources */
+};
+
+enum srnic_held srnic_net_resp_hold(struct srnic_qp *qp,
+				    const struct srnic_pkt *p);
+void srnic_net_resp_unhold(struct srnic_qp *qp, enum srnic_held h);
 bool srnic_net_resp_read_next(struct srnic_engine *eng, struct srnic_qp *qp);
 bool srnic_net_resp_read_waits(struct srnic_qp *qp, unsigned long *timer);
 bool srnic_net_resp_read_again(const struct srnic_qp *qp,

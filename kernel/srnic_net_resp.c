@@ -133,6 +133,8 @@ void srnic_net_resp_forget(struct srnic_qp *qp, u32 epsn)
 	w->ack_held = false;
 	w->rx_kind = 0;
 	w->rd.active = false;
+	w->rd_excess = false;
+	w->held_owed = 0;
 	xa_clear_mark(&to_sdev(qp->ibqp.device)->qps, qp->qpn, SRNIC_QP_READING);
 	if (w->res)
 		memset(w->res, 0, SRNIC_MAX_QP_RD_ATOM * sizeof(*w->res));
@@ -410,6 +412,29 @@ static enum srnic_resp srnic_wresp_read_more(struct srnic_engine *eng,
 	return r;
 }
 
+/*
+ * @qp's responder resources: max_dest_rd_atomic, rounded up to a power of
+ * two as rxe and mlx5 size theirs (their requesters round max_rd_atomic
+ * up the same way: one set to 3 has 4 in flight).
+ */
+static u32 srnic_wresp_resources(const struct srnic_qp *qp)
+{
+	u32 n = READ_ONCE(qp->attr.max_dest_rd_atomic);
+
+	return n ? min_t(u32, roundup_pow_of_two(n), SRNIC_MAX_QP_RD_ATOM) : 0;
+}
+
+/*
+ * Whether the requester counts @p against its max_rd_atomic: a READ or
+ * an atomic.  rxe's requester counts neither ATOMIC WRITE nor FLUSH, so
+ * those are never too many.
+ */
+static bool srnic_wresp_counted(const struct srnic_pkt *p)
+{
+	return p->op == SRNIC_OP_READ_REQUEST || p->op == SRNIC_OP_CMP_SWAP ||
+	       p->op == SRNIC_OP_FETCH_ADD;
+}
+
 /* Keeps the READ or atomic @res, in place of the oldest one kept. */
 static void srnic_wresp_keep(struct srnic_wire_qp *w,
 			    const struct srnic_wire_res *res)
@@ -487,6 +512,50 @@ bool srnic_net_resp_read_again(const struct srnic_qp *qp,
 }
 
 /*
+ * The request @p is held behind the READ going out (srnic_net.c): what it
+ * is, counted at its arrival.  The spec's too many RDMA READ or atomic
+ * requests (an invalid request) are more received and not answered than
+ * the responder resources: the READ going out (not a replay: that one
+ * was answered before), the READs and atomics held in sequence behind it,
+ * then this one.  Their requester has had the answer of none, so it had
+ * them all outstanding.  Only those in sequence count (a copy, or one past
+ * a gap, does not).  One beyond is refused in its turn, after the answers
+ * before it (srnic_wresp_rx).
+ */
+enum srnic_held srnic_net_resp_hold(struct srnic_qp *qp,
+				    const struct srnic_pkt *p)
+{
+	struct srnic_wire_qp *w = &qp->w;
+	u32 npsn = 1;
+
+	if (skb_queue_empty(&w->held)) {
+		w->held_psn = w->epsn;
+		w->held_owed = 0;
+	}
+	if (p->psn != w->held_psn)
+		return SRNIC_HELD_OTHER;
+	if (p->op == SRNIC_OP_READ_REQUEST)
+		npsn = srnic_psn_count(srnic_wresp_read_asked(p).len, w->mtu);
+	w->held_psn = srnic_psn_add(p->psn, npsn);
+	if (!srnic_wresp_counted(p))
+		return SRNIC_HELD_OTHER;
+	if (w->held_owed + w->rd_counted + 1 > srnic_wresp_resources(qp))
+		return SRNIC_HELD_EXCESS;
+	w->held_owed++;
+	return SRNIC_HELD_OWED;
+}
+
+/* The request held as @h is taken from the queue, to run now. */
+void srnic_net_resp_unhold(struct srnic_qp *qp, enum srnic_held h)
+{
+	struct srnic_wire_qp *w = &qp->w;
+
+	if (h == SRNIC_HELD_OWED && w->held_owed)
+		w->held_owed--;
+	w->rd_excess = h == SRNIC_HELD_EXCESS;
+}
+
+/*
  * A READ REQUEST with the expected PSN, or a duplicate (@dup): its first
  * responses now, the rest by srnic_net_resp_reads(), SRNIC_VISIT_BYTES per
  * visit, so that a READ of any length holds the engine no longer than
@@ -505,6 +574,7 @@ static void srnic_wresp_read(struct srnic_engine *eng, struct srnic_qp *qp,
 		return;
 	*rd = srnic_wresp_read_asked(p);
 	rd->msn = dup ? w->msn : (w->msn + 1) & SRNIC_MSN_MASK;
+	w->rd_counted = !dup;
 	/* Longer than a message may be: its PSNs would pass half the space. */
 	if (rd->len > SRNIC_MAX_MSG_SIZE) {
 		srnic_wresp_refuse(eng, qp, p, SRNIC_RESP_NAK_INV);
@@ -779,6 +849,11 @@ static void srnic_wresp_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	if (d > 0 && !srnic_wresp_ahead(qp, p))
 		return;
 	w->nak_sent = false;
+	/* Beyond the responder resources when it came (srnic_net_resp_hold). */
+	if (w->rd_excess && srnic_wresp_counted(p)) {
+		srnic_wresp_refuse(eng, qp, p, SRNIC_RESP_NAK_INV);
+		return;
+	}
 	if (p->op == SRNIC_OP_READ_REQUEST)
 		srnic_wresp_read(eng, qp, p, false);
 	else if (p->flags & SRNIC_OPF_ATOMIC)

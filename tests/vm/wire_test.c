@@ -3278,6 +3278,221 @@ TEST_F(rcw, flush_with_rxe_icrc_answered)
 	expect_empty_read(_metadata, self, W_PSN, 1);
 }
 
+
+/* srnic's QP's max_dest_rd_atomic set to @n (through SQD, before any traffic). */
+static void set_max_dest_rd_atomic(struct __test_metadata *_metadata, struct ibv_qp *qp,
+				   uint8_t n)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_SQD };
+	struct ibv_qp_init_attr ia;
+
+	ASSERT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_STATE));
+	a.max_dest_rd_atomic = n;
+	ASSERT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_MAX_DEST_RD_ATOMIC));
+	a.qp_state = IBV_QPS_RTS;
+	ASSERT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_STATE));
+	ASSERT_EQ(0, ibv_query_qp(qp, &a, IBV_QP_MAX_DEST_RD_ATOMIC, &ia));
+	ASSERT_EQ(n, a.max_dest_rd_atomic);
+}
+
+/*
+ * srnic's answers to the peer's READ at W_PSN of @n0 PSNs and what follows
+ * it, up to the first ACKNOWLEDGE or empty READ RESPONSE (returned in @a):
+ * READ responses in PSN order from W_PSN, every byte right.  Returns how
+ * many came; *@bad counts the wrong ones.
+ */
+static uint32_t read_answers_until(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+				   uint32_t mtu, struct answer *a, uint32_t *bad)
+{
+	uint32_t got = 0, d;
+
+	for (;;) {
+		if (next_answer(self->ans, a, WC_MS)) {
+			TH_LOG("%u responses, then nothing", got);
+			a->op = 0xff;
+			return got;
+		}
+		if (a->op == OP_ACK || (a->op == OP_READ_ONLY && !a->plen))
+			return got;
+		d = (a->psn - W_PSN) & 0xffffff;
+		if (a->op < OP_READ_FIRST || a->op > OP_READ_ONLY || a->plen != mtu || d != got) {
+			++*bad;
+			continue;
+		}
+		for (uint32_t j = 0; j < a->plen; j++)
+			*bad += a->payload[j] != rd_byte((size_t)d * mtu + j);
+		got++;
+	}
+}
+
+/*
+ * With max_dest_rd_atomic 4, a READ of 8 MiB and five READs of one MTU
+ * behind it, all sent at once: the five wait behind the long READ's
+ * responses, unanswered, so when the fourth of them comes its requester
+ * has five READs outstanding, one more than srnic's responder resources:
+ * the spec's "too many RDMA READ or ATOMIC requests", an invalid request.
+ * The long READ and the three within the resources are answered in full,
+ * in order, every byte right; then the fourth gets an Invalid Request NAK
+ * for its PSN, the QP goes to error and answers nothing more.  (Answered
+ * all, by the old responder: a peer that went on so had up to 300 READs
+ * outstanding, and its duplicates of the older ones were never answered.)
+ */
+TEST_F(rcw, reads_beyond_responder_resources_refused)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), n0 = 8 * MiB / mtu, n = 4, k = 2;
+	uint32_t rkey = self->x.mr->rkey, got, bad = 0;
+	uint64_t va = (uintptr_t)self->x.buf;
+	static struct answer a;
+	struct rcpkt r;
+
+	set_max_dest_rd_atomic(_metadata, self->x.qp, n);
+	for (size_t i = 0; i < (size_t)(n0 + n + k) * mtu; i++)
+		self->x.buf[i] = rd_byte(i);
+	r = rc_reth(OP_READ_REQ, W_PSN, va, rkey, n0 * mtu);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	for (uint32_t i = n0; i < n0 + n + k - 1; i++) {
+		r = rc_reth(OP_READ_REQ, W_PSN + i, va + (size_t)i * mtu, rkey, mtu);
+		ASSERT_EQ(0, rc_send_pkt(self, &r));
+	}
+	got = read_answers_until(_metadata, self, mtu, &a, &bad);
+	EXPECT_EQ(n0 + n - 1, got);
+	EXPECT_EQ(0u, bad);
+	ASSERT_EQ(OP_ACK, a.op);
+	EXPECT_EQ(SYN_NAK_INV, a.syn);
+	EXPECT_EQ(W_PSN + n0 + n - 1, a.psn);
+	expect_silent_in_err(_metadata, self, &self->x);
+}
+
+/*
+ * With max_dest_rd_atomic 1, a READ of 8 MiB asked for again whole (the
+ * requester went back to it) while its responses go out, and the next
+ * READ behind that: the replay is of a READ already counted, not another
+ * one outstanding, so the next READ is within the one resource and is
+ * answered after the replay.  (Counting the replay, a first attempt at
+ * the too-many rule NAKed it: the requester had one READ outstanding.)
+ */
+TEST_F(rcw, read_replay_not_counted_against_resources)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), n0 = 8 * MiB / mtu;
+	uint32_t rkey = self->x.mr->rkey, bad = 0;
+	uint64_t va = (uintptr_t)self->x.buf;
+	static struct answer a;
+	struct rcpkt r = rc_reth(OP_READ_REQ, W_PSN, va, rkey, n0 * mtu);
+	struct rcpkt next = rc_reth(OP_READ_REQ, W_PSN + n0, va + (size_t)n0 * mtu, rkey, mtu);
+
+	set_max_dest_rd_atomic(_metadata, self->x.qp, 1);
+	for (size_t i = 0; i < (size_t)(n0 + 1) * mtu; i++)
+		self->x.buf[i] = rd_byte(i);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	ASSERT_EQ(0, rc_send_pkt(self, &next));
+	/* The READ's first responses, then again from its start, then the next READ's. */
+	for (;;) {
+		ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("the next READ unanswered");
+		ASSERT_NE(OP_ACK, a.op) TH_LOG("for PSN %#x, syndrome %#x", a.psn, a.syn);
+		if (a.psn == ((W_PSN + n0) & 0xffffff))
+			break;
+		bad += a.op < OP_READ_FIRST || a.op > OP_READ_LAST || a.plen != mtu;
+	}
+	EXPECT_EQ(OP_READ_ONLY, a.op);
+	ASSERT_EQ(mtu, a.plen);
+	for (uint32_t j = 0; j < a.plen; j++)
+		bad += a.payload[j] != rd_byte((size_t)n0 * mtu + j);
+	EXPECT_EQ(0u, bad);
+	expect_no_answer(_metadata, self, W_PSN + n0 + 1);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
+}
+
+/*
+ * With max_dest_rd_atomic 1, a READ of 8 MiB, then a FLUSH, an ATOMIC
+ * WRITE and a READ of one MTU behind it, sent at once: rxe's requester
+ * counts neither FLUSH nor ATOMIC WRITE against its max_rd_atomic, so
+ * those two are never too many and are answered (empty READ responses,
+ * the ATOMIC WRITE done); the second READ is one more than the resource
+ * and gets an Invalid Request NAK, after them.
+ */
+TEST_F(rcw, flush_and_atomic_write_never_too_many)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), n0 = 8 * MiB / mtu;
+	uint64_t v = 0x0a0b0c0d0e0f0102ull, got8, va;
+	uint32_t rkey, got, bad = 0;
+	size_t at = 12 * MiB;
+	static struct answer a;
+	struct rcpkt r;
+
+	rc_connect_flush(_metadata, self, 1, 1);
+	set_max_dest_rd_atomic(_metadata, self->x.qp, 1);
+	va = (uintptr_t)self->x.buf;
+	rkey = self->x.mr->rkey;
+	for (size_t i = 0; i < (size_t)(n0 + 1) * mtu; i++)
+		self->x.buf[i] = rd_byte(i);
+	memset(self->x.buf + at, 0, 8);
+	r = rc_reth(OP_READ_REQ, W_PSN, va, rkey, n0 * mtu);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	r = rc_flush(W_PSN + n0, va, rkey, 4096, W_FLUSH_GLOBAL, W_FLUSH_RANGE);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	r = rc_atomic_write(W_PSN + n0 + 1, va + at, rkey, &v);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	r = rc_reth(OP_READ_REQ, W_PSN + n0 + 2, va, rkey, mtu);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	got = read_answers_until(_metadata, self, mtu, &a, &bad);
+	EXPECT_EQ(n0, got);
+	EXPECT_EQ(0u, bad);
+	EXPECT_EQ(OP_READ_ONLY, a.op) TH_LOG("%#x for PSN %#x, syndrome %#x", a.op, a.psn, a.syn);
+	EXPECT_EQ(W_PSN + n0, a.psn);
+	expect_empty_read(_metadata, self, W_PSN + n0 + 1, 3);
+	memcpy(&got8, self->x.buf + at, 8);
+	EXPECT_EQ(v, got8);
+	expect_ack(_metadata, self, SYN_NAK_INV, W_PSN + n0 + 2);
+	expect_silent_in_err(_metadata, self, &self->x);
+}
+
+/*
+ * With max_dest_rd_atomic 0 the responder has no resources: a READ and a
+ * FLUSH get an Invalid Request NAK and the QP goes to error; an ATOMIC
+ * WRITE, which needs none (it is written as a WRITE is), is done and
+ * answered, and so is its duplicate, from the answers kept, without
+ * writing again.  (Keeping answers only within max_dest_rd_atomic, a first
+ * attempt at the responder resources never answered that duplicate.)
+ */
+TEST_F(rcw, no_responder_resources_but_atomic_write)
+{
+	uint64_t v = 0x5555, v2 = 0x6666, got8;
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu);
+
+	for (int round = 0; round < 3; round++) {
+		uint64_t va;
+		uint32_t rkey;
+		struct rcpkt r;
+
+		TH_LOG("round %d", round);
+		rc_connect_flush(_metadata, self, 1, 1);
+		set_max_dest_rd_atomic(_metadata, self->x.qp, 0);
+		va = (uintptr_t)self->x.buf;
+		rkey = self->x.mr->rkey;
+		memset(self->x.buf, 0, 8);
+		if (round == 2) {
+			r = rc_atomic_write(W_PSN, va, rkey, &v);
+			ASSERT_EQ(0, rc_send_pkt(self, &r));
+			expect_empty_read(_metadata, self, W_PSN, 1);
+			memcpy(&got8, self->x.buf, 8);
+			EXPECT_EQ(v, got8);
+			memcpy(self->x.buf, &v2, 8);
+			ASSERT_EQ(0, rc_send_pkt(self, &r));
+			expect_empty_read(_metadata, self, W_PSN, 1);
+			memcpy(&got8, self->x.buf, 8);
+			EXPECT_EQ(v2, got8) TH_LOG("the duplicate wrote again");
+			EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
+			continue;
+		}
+		r = round ? rc_flush(W_PSN, va, rkey, 4096, W_FLUSH_GLOBAL, W_FLUSH_RANGE) :
+			    rc_reth(OP_READ_REQ, W_PSN, va, rkey, mtu);
+		ASSERT_EQ(0, rc_send_pkt(self, &r));
+		expect_ack(_metadata, self, SYN_NAK_INV, W_PSN);
+		expect_silent_in_err(_metadata, self, &self->x);
+	}
+}
+
 /* A raw QP (rings the test writes: rdma-core 44 posts no FLUSH) connected to the peer. */
 static void raw_connect(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
 			struct raw_qp *g)
