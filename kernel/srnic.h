@@ -216,6 +216,8 @@ struct srnic_engine {
 	 * thread's batch of packets (referenced; srnic_net_ack_flush).
 	 */
 	struct srnic_qp *ack_qp;
+	/* ... another QP's, to send once the responder's lock is dropped */
+	struct srnic_qp *ack_prev;
 	u64 wqes, busy, runs;		/* counters: WQEs, QPs found locked, uses */
 };
 
@@ -623,6 +625,8 @@ struct srnic_rndv {
 	u8 fin[SRNIC_TMH_SIZE];
 };
 
+struct srnic_zc_ring;
+
 struct srnic_wire_qp {
 	/* The path, set at RTR. */
 	u8 dgid[16];
@@ -632,6 +636,8 @@ struct srnic_wire_qp {
 	u16 sport;
 	/* The route to @dgid, per CPU: found once, not per packet. */
 	struct dst_cache route;
+	/* RC: its zero-copy packets out (srnic_zc.c), from RTS. */
+	struct srnic_zc_ring *zc;
 	/* Requester, under the QP's lock. */
 	u32 psn;			/* the next PSN to send */
 	/*
@@ -710,6 +716,7 @@ struct srnic_wire_qp {
 	 * inside a visit and nothing of the old connection goes on after it.
 	 */
 	spinlock_t rx_lock;
+	u32 rx_epoch;			/* connections so far: forgets */
 	u32 epsn;			/* the PSN expected next */
 	u32 msn;			/* messages completed */
 	bool nak_sent;			/* a sequence NAK for @epsn went */

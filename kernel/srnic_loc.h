@@ -149,6 +149,7 @@ void srnic_thread_kick(struct srnic_thread *t);
 /* srnic_net.c: RoCEv2 on the wire */
 int srnic_net_init(void);
 void srnic_net_cleanup(void);
+void srnic_zc_cleanup(void);
 int srnic_net_rx(struct srnic_thread *t, unsigned long *timer);
 void srnic_engine_sync(struct srnic_dev *sdev);
 void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp);

@@ -350,6 +350,7 @@ static void __exit srnic_exit(void)
 	srnic_remove_all();
 	unregister_netdevice_notifier(&srnic_netdev_notifier);
 	srnic_net_cleanup();
+	srnic_zc_cleanup();
 	srnic_debugfs_cleanup();
 	srnic_odp_cleanup();
 }

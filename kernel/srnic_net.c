@@ -75,6 +75,25 @@ static struct udphdr *srnic_net_udp(struct sk_buff *skb, u8 pf)
 }
 
 /*
+ * srnic's part of a received skb's cb, cleared as the skb is queued for
+ * its thread: whether it was held behind a READ, in which of the
+ * responder's connections (@epoch, srnic_net_resp_forget()), and what
+ * srnic_net_resp_hold() found it to be.
+ */
+struct srnic_rx_cb {
+	u32 epoch;
+	bool held;
+	u8 class;		/* enum srnic_held */
+};
+
+static struct srnic_rx_cb *srnic_rx_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct srnic_rx_cb) > sizeof(skb->cb));
+	BUILD_BUG_ON(SRNIC_HELD_EXCESS > U8_MAX);
+	return (struct srnic_rx_cb *)skb->cb;
+}
+
+/*
  * Whether a packet to port 4791 on @sdev's netdev is for @sdev: to one of
  * its GIDs, or to a group (UD; its QPs' attachments decide).  A router's
  * netdev carries RoCEv2 between other hosts, and a host's other addresses
@@ -126,6 +145,7 @@ static unsigned int srnic_net_hook(void *priv, struct sk_buff *skb,
 		kfree_skb(skb);
 		return NF_STOLEN;
 	}
+	memset(srnic_rx_cb(skb), 0, sizeof(struct srnic_rx_cb));
 	skb_queue_tail(&t->rxq, skb);
 	srnic_thread_kick(t);
 	return NF_STOLEN;
@@ -362,12 +382,6 @@ static bool srnic_net_recv_ud(struct srnic_engine *eng, struct srnic_pkt *p)
 	return true;
 }
 
-/* What srnic_net_resp_hold() found of a held request, kept in its skb. */
-static u8 *srnic_net_held_cb(struct sk_buff *skb)
-{
-	BUILD_BUG_ON(SRNIC_HELD_EXCESS > U8_MAX);
-	return skb->cb;
-}
 
 /*
  * A request @p for @qp while its READ's responses go out: it waits behind
@@ -378,9 +392,13 @@ static u8 *srnic_net_held_cb(struct sk_buff *skb)
 static bool srnic_net_hold(struct srnic_qp *qp, const struct srnic_pkt *p,
 			   struct sk_buff *skb)
 {
+	struct srnic_rx_cb *cb = srnic_rx_cb(skb);
+
 	if (skb_queue_len(&qp->w.held) >= SRNIC_WIRE_HELD_MAX)
 		return false;
-	*srnic_net_held_cb(skb) = srnic_net_resp_hold(qp, p);
+	cb->class = srnic_net_resp_hold(qp, p);
+	cb->epoch = qp->w.rx_epoch;
+	cb->held = true;
 	skb_queue_tail(&qp->w.held, skb);
 	return true;
 }
@@ -398,7 +416,7 @@ static struct sk_buff *srnic_net_unhold(struct srnic_qp *qp)
 	if (!qp->w.rd.active)
 		skb = skb_dequeue(&qp->w.held);
 	if (skb)
-		srnic_net_resp_unhold(qp, *srnic_net_held_cb(skb));
+		srnic_net_resp_unhold(qp, srnic_rx_cb(skb)->class);
 	spin_unlock(&qp->w.rx_lock);
 	return skb;
 }
@@ -416,6 +434,25 @@ static void srnic_net_resp_again(struct srnic_engine *eng, struct srnic_qp *qp,
 }
 
 /*
+ * Whether @p, checked against @qp's connection before the responder's
+ * lock was taken, is still for it under the lock: a reset and a new
+ * connection may have come between (the state is published first, then
+ * the path, then the responder forgotten under the lock).  A request held
+ * behind a READ is of the connection it was held in.
+ */
+static bool srnic_net_still_for(const struct srnic_qp *qp,
+				const struct srnic_pkt *p, struct sk_buff *skb)
+{
+	const struct srnic_rx_cb *cb = srnic_rx_cb(skb);
+
+	return srnic_qp_receives(READ_ONCE(qp->state)) &&
+	       READ_ONCE(qp->xport) == &srnic_wire &&
+	       !memcmp(p->sgid, qp->w.dgid, 16) &&
+	       !memcmp(p->dgid, qp->sgid, 16) &&
+	       (!cb->held || cb->epoch == qp->w.rx_epoch);
+}
+
+/*
  * A request for @qp's responder, under its lock: a reset or a new
  * connection (srnic_net_resp_forget) waits for the packet, and a packet
  * after it finds the QP no longer receiving, or the responder started anew.
@@ -425,10 +462,8 @@ static int srnic_net_recv_request(struct srnic_engine *eng, struct srnic_qp *qp,
 {
 	int ret = 0;
 
-	if (eng->ack_qp && eng->ack_qp != qp)
-		srnic_net_ack_flush(eng);
 	spin_lock(&qp->w.rx_lock);
-	if (!srnic_qp_receives(READ_ONCE(qp->state)))
+	if (!srnic_net_still_for(qp, p, skb))
 		ret = -1;
 	else if (!qp->w.rd.active)
 		srnic_net_resp_rx(eng, qp, p);
@@ -439,6 +474,7 @@ static int srnic_net_recv_request(struct srnic_engine *eng, struct srnic_qp *qp,
 	/* Held beyond the resources, it was that one (srnic_net_unhold). */
 	qp->w.rd_excess = false;
 	spin_unlock(&qp->w.rx_lock);
+	srnic_net_ack_prev(eng);
 	return ret;
 }
 
@@ -807,20 +843,30 @@ int srnic_net_xmit(struct srnic_dev *sdev, const struct srnic_txp *t)
 	u32 l3_len = ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
 	struct srnic_page_ref f[SRNIC_NET_ZC_FRAGS];
 	u32 pad = -t->len & 3, l4_len, nf = 0, body;
+	struct ubuf_info *uarg = NULL;
 	struct srnic_bth *bth;
 	struct sk_buff *skb;
 	int err;
 	u8 *p;
 
-	if (t->payload && t->len >= SRNIC_NET_ZC_MIN && (ndev->features & NETIF_F_SG))
+	if (t->zc && t->payload && t->len >= SRNIC_NET_ZC_MIN &&
+	    (ndev->features & NETIF_F_SG))
 		nf = srnic_sg_pages(t->payload, t->off, t->len, f, ARRAY_SIZE(f));
+	/* Zero-copy only with its completion; without one, copied. */
+	if (nf && !(uarg = srnic_zc_take(t->zc, t->psn)))
+		nf = 0;
 	body = t->len + pad + SRNIC_ICRC_BYTES;
 	l4_len = sizeof(struct udphdr) + sizeof(*bth) + t->ext_len + body;
 	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + l3_len + l4_len -
 			(nf ? body : 0) + ndev->needed_tailroom,
 			GFP_NOWAIT | __GFP_NOWARN);
-	if (!skb)
+	if (!skb) {
+		srnic_zc_abort(uarg);
 		goto drop;
+	}
+	/* From here the skb returns it, when freed or its pages copied. */
+	if (uarg)
+		skb_zcopy_init(skb, uarg);
 	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
 	if (srnic_net_route(ndev, skb, t->sgid, t->dgid, ipv4, t->route))
 		goto drop;

@@ -56,6 +56,16 @@ struct srnic_txp {
 	u16 sport;
 	struct dst_cache *route;	/* the connection's route, or NULL */
 	bool rxe_flush_icrc;		/* a FLUSH with rxe's ICRC (srnic_icrc.c) */
+	/*
+	 * The QP whose zero-copy completions (srnic_zc.c) the payload may go
+	 * with, as its pages: only an RC request's first transmission, whose
+	 * WQE completes once the responder has it and the stack has let go
+	 * of the pages.  Anything that completes once built (UD, UC) and a
+	 * READ's responses (the requests behind the READ may rewrite its
+	 * memory as soon as they are built) copy it, so that the bytes and
+	 * the ICRC that leave are those of the moment it was built.
+	 */
+	struct srnic_qp *zc;
 };
 
 /* The @len bytes at @off of @p's payload into @buf (within the payload). */
@@ -69,6 +79,13 @@ static inline void srnic_pkt_copy(const struct srnic_pkt *p, u32 off, void *buf,
 int srnic_net_xmit(struct srnic_dev *sdev, const struct srnic_txp *t);
 /* The packet fields of @qp's connection (its path), into @t. */
 void srnic_net_txp_path(struct srnic_qp *qp, struct srnic_txp *t);
+
+/* srnic_zc.c: zero-copy transmit's completions */
+int srnic_zc_init(struct srnic_qp *qp);
+void srnic_zc_release(struct srnic_qp *qp);
+struct ubuf_info *srnic_zc_take(struct srnic_qp *qp, u32 psn);
+void srnic_zc_abort(struct ubuf_info *uarg);
+bool srnic_zc_released(struct srnic_qp *qp, u32 last);
 
 /* srnic_net_req.c: the requester's side of RC and UC on the wire */
 void srnic_net_req_request(struct srnic_engine *eng, struct srnic_qp *qp,
@@ -98,6 +115,7 @@ bool srnic_net_resp_read_again(const struct srnic_qp *qp,
 			       const struct srnic_pkt *p);
 /* The success ACK the batch held back (srnic_net_resp.c), sent. */
 void srnic_net_ack_flush(struct srnic_engine *eng);
+void srnic_net_ack_prev(struct srnic_engine *eng);
 void srnic_net_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 		       const struct srnic_pkt *p);
 void srnic_net_resp_forget(struct srnic_qp *qp, u32 epsn);

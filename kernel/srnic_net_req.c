@@ -152,6 +152,9 @@ static bool srnic_req_send_data(struct srnic_qp *qp, const struct srnic_msg *m,
 
 	t->payload = m->payload;
 	t->ext = ext;
+	/* UC completes once its packets are built: copied (srnic_net.h). */
+	if (!srnic_qpt_acked(qp->ibqp.qp_type))
+		t->zc = NULL;
 	do {
 		t->len = min_t(u64, mtu, end - off);
 		last = off + t->len >= end;
@@ -439,6 +442,8 @@ static void srnic_req_send_from(struct srnic_qp *qp, const struct srnic_msg *m,
 
 	srnic_net_txp_path(qp, &t);
 	t.rxe_flush_icrc = w->out_rxe_form;
+	/* Zero-copy on its first transmission only: a copy sent again is copied. */
+	t.zc = w->out_tries == 1 ? qp : NULL;
 	if (m->opcode == IB_UVERBS_WR_RDMA_READ) {
 		/* One view of where the READ is: a response may land meanwhile. */
 		spin_lock(&w->lock);
@@ -649,7 +654,12 @@ static void srnic_req_answer(struct srnic_engine *eng, struct srnic_qp *qp,
 	struct srnic_wire_qp *w = &qp->w;
 
 	spin_lock(&w->lock);
-	if (w->answered) {
+	if (w->answered && w->ans == SRNIC_RESP_OK &&
+	    !srnic_zc_released(qp, w->out_last)) {
+		/* Acknowledged, but the stack still reads its pages (srnic_zc.c). */
+		rep->r = SRNIC_RESP_PENDING;
+		rep->until = jiffies + 1;
+	} else if (w->answered) {
 		/* Answers flow again: the window may open. */
 		w->tx_full = false;
 		rep->r = w->ans;
@@ -849,13 +859,15 @@ bool srnic_net_req_answered(struct srnic_qp *qp)
 	if (w->out) {
 		ok = !w->out_rndv && w->out_idx == qp->sq_cons &&
 		     w->out_off == qp->msg_off && w->answered &&
-		     w->ans == SRNIC_RESP_OK;
+		     w->ans == SRNIC_RESP_OK &&
+		     srnic_zc_released(qp, w->out_last);
 	} else if (!w->resume && w->ahead_n) {
 		p = srnic_req_ahead_at(w, 0);
 		ok = p->idx == qp->sq_cons && p->off == qp->msg_off &&
 		     (p->answered ? p->ans == SRNIC_RESP_OK :
 		      !srnic_req_is_reply_op(p->op) &&
-		      srnic_psn_diff(w->una, p->last) > 0);
+		      srnic_psn_diff(w->una, p->last) > 0) &&
+		     srnic_zc_released(qp, p->last);
 	}
 	spin_unlock(&w->lock);
 	return ok;
@@ -902,6 +914,7 @@ static bool srnic_req_send_ahead(struct srnic_qp *qp, const struct srnic_msg *m,
 
 	srnic_net_txp_path(qp, &t);
 	t.rxe_flush_icrc = m->opcode == SRNIC_WR_FLUSH && READ_ONCE(qp->w.flush_rxe);
+	t.zc = qp;			/* its first transmission */
 	if (m->opcode == IB_UVERBS_WR_RDMA_READ)
 		return srnic_req_send_read(qp, m, &t, first, 0);
 	if (srnic_opcode_one_packet(m->opcode))

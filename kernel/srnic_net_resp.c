@@ -80,18 +80,15 @@ static void srnic_wresp_ack(struct srnic_qp *qp, u8 syndrome, u32 psn)
  * (srnic_net_ack_flush) or another answer of @qp goes: an ACK covers every
  * request before its PSN, so one answers all a batch brought (coalesced,
  * as the spec allows) rather than each small message its own.  One QP's
- * at a time: srnic_net_recv_connected() sends another QP's before it takes
- * this one's lock (one responder's lock at a time); were one still held,
- * this ACK goes at once.
+ * at a time: another QP's held ACK goes once this QP's lock is dropped
+ * (@ack_prev, srnic_net_ack_prev()), as one responder's lock is held at a
+ * time.
  */
 static void srnic_wresp_ack_later(struct srnic_engine *eng,
 				  struct srnic_qp *qp, u32 psn)
 {
-	if (eng->ack_qp && eng->ack_qp != qp) {
-		srnic_wresp_ack(qp, SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDITS, psn);
-		return;
-	}
-	if (!eng->ack_qp) {
+	if (eng->ack_qp != qp) {
+		eng->ack_prev = eng->ack_qp;
 		refcount_inc(&qp->ref);
 		eng->ack_qp = qp;
 	}
@@ -100,13 +97,9 @@ static void srnic_wresp_ack_later(struct srnic_engine *eng,
 	qp->w.ack_msn = qp->w.msn;
 }
 
-void srnic_net_ack_flush(struct srnic_engine *eng)
+/* The ACK @qp holds, sent under its responder's lock; the reference dropped. */
+static void srnic_wresp_ack_release(struct srnic_qp *qp)
 {
-	struct srnic_qp *qp = eng->ack_qp;
-
-	if (!qp)
-		return;
-	eng->ack_qp = NULL;
 	spin_lock(&qp->w.rx_lock);
 	/* A QP in error or reset meanwhile answers nothing. */
 	if (srnic_qp_receives(READ_ONCE(qp->state)))
@@ -114,6 +107,28 @@ void srnic_net_ack_flush(struct srnic_engine *eng)
 	qp->w.ack_held = false;
 	spin_unlock(&qp->w.rx_lock);
 	srnic_qp_put(qp);
+}
+
+void srnic_net_ack_flush(struct srnic_engine *eng)
+{
+	struct srnic_qp *qp = eng->ack_qp;
+
+	srnic_net_ack_prev(eng);
+	if (!qp)
+		return;
+	eng->ack_qp = NULL;
+	srnic_wresp_ack_release(qp);
+}
+
+/* The held ACK another QP's took the place of, with no responder's lock held. */
+void srnic_net_ack_prev(struct srnic_engine *eng)
+{
+	struct srnic_qp *qp = eng->ack_prev;
+
+	if (!qp)
+		return;
+	eng->ack_prev = NULL;
+	srnic_wresp_ack_release(qp);
 }
 
 /*
@@ -127,6 +142,7 @@ void srnic_net_resp_forget(struct srnic_qp *qp, u32 epsn)
 	struct srnic_wire_qp *w = &qp->w;
 
 	spin_lock(&w->rx_lock);
+	w->rx_epoch++;
 	w->epsn = epsn;
 	w->msn = 0;
 	w->nak_sent = false;
@@ -651,7 +667,8 @@ bool srnic_net_resp_read_next(struct srnic_engine *eng, struct srnic_qp *qp)
 
 	if (!rd->active)
 		return false;
-	if (state != IB_QPS_RTR && state != IB_QPS_RTS) {
+	/* SQD and SQE drain the send queue only: the responder goes on. */
+	if (!srnic_qp_receives(state)) {
 		rd->active = false;
 		return false;
 	}

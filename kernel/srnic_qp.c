@@ -98,6 +98,7 @@ void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp)
 	srnic_net_req_forget(qp);
 	kvfree(qp->w.ahead);
 	qp->w.ahead = NULL;
+	srnic_zc_release(qp);
 	skb_queue_purge(&qp->w.held);
 	dst_cache_destroy(&qp->w.route);
 	qp->w.route.cache = NULL;
@@ -454,7 +455,7 @@ static int srnic_qp_resolve_path(struct srnic_qp *qp)
 		if (!qp->w.ahead)
 			qp->w.ahead = kvcalloc(SRNIC_WIRE_WINDOW,
 					       sizeof(*qp->w.ahead), GFP_KERNEL);
-		if (!qp->w.ahead)
+		if (!qp->w.ahead || srnic_zc_init(qp))
 			return -ENOMEM;
 	}
 	/* An acknowledged responder: the READs and atomics it keeps. */
