@@ -655,10 +655,21 @@ static void srnic_req_answer(struct srnic_engine *eng, struct srnic_qp *qp,
 
 	spin_lock(&w->lock);
 	if (w->answered && w->ans == SRNIC_RESP_OK &&
-	    !srnic_zc_released(qp, w->out_last)) {
+	    !srnic_zc_released(qp, w->out_last) &&
+	    time_before(jiffies, w->out_until)) {
 		/* Acknowledged, but the stack still reads its pages (srnic_zc.c). */
 		rep->r = SRNIC_RESP_PENDING;
-		rep->until = jiffies + 1;
+		rep->until = w->out_until;
+	} else if (w->answered && w->ans == SRNIC_RESP_OK &&
+		   !srnic_zc_released(qp, w->out_last)) {
+		/*
+		 * ... past its timer: as if unanswered, it goes again (copied),
+		 * each time a retry, until its retries run out.
+		 */
+		w->answered = false;
+		srnic_req_again(w, srnic_req_resume_from(w), true, rep);
+		rep->r = SRNIC_RESP_DROP;
+		rep->waited = true;
 	} else if (w->answered) {
 		/* Answers flow again: the window may open. */
 		w->tx_full = false;

@@ -455,7 +455,7 @@ static int srnic_qp_resolve_path(struct srnic_qp *qp)
 		if (!qp->w.ahead)
 			qp->w.ahead = kvcalloc(SRNIC_WIRE_WINDOW,
 					       sizeof(*qp->w.ahead), GFP_KERNEL);
-		if (!qp->w.ahead || srnic_zc_init(qp))
+		if (!qp->w.ahead)
 			return -ENOMEM;
 	}
 	/* An acknowledged responder: the READs and atomics it keeps. */
@@ -481,8 +481,12 @@ static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
 {
 	struct srnic_wire_qp *w = &qp->w;
 
-	if (to != IB_QPS_RTR)
+	if (to != IB_QPS_RTR) {
 		srnic_net_req_forget(qp);
+		/* RC: the connection's zero-copy packets, PSNs from sq_psn. */
+		if (qp->w.ahead && srnic_zc_init(qp))
+			pr_debug("srnic: QP %u copies its payloads: no memory\n", qp->qpn);
+	}
 	if (to == IB_QPS_RTR)
 		srnic_net_resp_forget(qp, qp->attr.rq_psn);
 	spin_lock(&w->lock);

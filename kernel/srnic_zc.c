@@ -25,6 +25,7 @@ struct srnic_zc_ring {
 	refcount_t ref;			/* the QP's, and one per packet out */
 	spinlock_t lock;
 	struct srnic_qp *qp;		/* NULL once the QP is released */
+	bool waiting;			/* a WQE waits: kick the QP's engine */
 	u32 head, tail;			/* the packets out: [head, tail) */
 	u32 psn[SRNIC_ZC_OUT];
 	bool done[SRNIC_ZC_OUT];
@@ -39,12 +40,17 @@ struct srnic_zc_buf {
 /* Packets out on every device: the module leaves only once they are back. */
 static atomic_t srnic_zc_live = ATOMIC_INIT(0);
 
+/*
+ * A ring for @qp's connection, from RTS: its PSNs start anew (at sq_psn),
+ * so a ring of an earlier connection, whose packets may still be out,
+ * goes its own way (freed with its last packet).  Without memory the QP
+ * copies every packet.
+ */
 int srnic_zc_init(struct srnic_qp *qp)
 {
 	struct srnic_zc_ring *r;
 
-	if (qp->w.zc)
-		return 0;
+	srnic_zc_release(qp);
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;
@@ -86,23 +92,45 @@ static void srnic_zc_complete(struct sk_buff *skb, struct ubuf_info *uarg,
 	/* Every skb that shares the pages holds a reference (skb_zcopy_set). */
 	if (!refcount_dec_and_test(&uarg->refcnt))
 		return;
+	/*
+	 * Module unload waits for srnic_zc_live, then for a grace period: the
+	 * section keeps this code's text until the callback is out of it,
+	 * in whatever context the stack calls it.
+	 */
+	rcu_read_lock();
 	spin_lock_irqsave(&r->lock, flags);
 	r->done[b->slot % SRNIC_ZC_OUT] = true;
 	while (r->head != r->tail && r->done[r->head % SRNIC_ZC_OUT])
 		r->head++;
-	/* Its WQE may wait for this one (srnic_net_req.c). */
-	if (r->qp)
+	/* A WQE waits for its pages (srnic_zc_released()). */
+	if (r->qp && r->waiting) {
+		r->waiting = false;
 		srnic_engine_kick(r->qp);
+	}
 	spin_unlock_irqrestore(&r->lock, flags);
 	kfree(b);
 	srnic_zc_put(r);
 	if (atomic_dec_and_test(&srnic_zc_live))
 		wake_up_var(&srnic_zc_live);
+	rcu_read_unlock();
 }
 
+/* The callback, through ubuf_info_ops since 6.10, a member of its own before. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
 static const struct ubuf_info_ops srnic_zc_ops = {
 	.complete = srnic_zc_complete,
 };
+
+static void srnic_zc_set_callback(struct ubuf_info *u)
+{
+	u->ops = &srnic_zc_ops;
+}
+#else
+static void srnic_zc_set_callback(struct ubuf_info *u)
+{
+	u->callback = srnic_zc_complete;
+}
+#endif
 
 /*
  * A completion for @qp's zero-copy packet of PSN @psn, or NULL: the ring
@@ -138,7 +166,7 @@ struct ubuf_info *srnic_zc_take(struct srnic_qp *qp, u32 psn)
 		return NULL;
 	}
 	b->ring = r;
-	b->ubuf.ops = &srnic_zc_ops;
+	srnic_zc_set_callback(&b->ubuf);
 	b->ubuf.flags = SKBFL_ZEROCOPY_FRAG;
 	refcount_set(&b->ubuf.refcnt, 1);
 	atomic_inc(&srnic_zc_live);
@@ -164,6 +192,7 @@ bool srnic_zc_released(struct srnic_qp *qp, u32 last)
 	spin_lock_irqsave(&r->lock, flags);
 	ok = r->head == r->tail ||
 	     srnic_psn_diff(r->psn[r->head % SRNIC_ZC_OUT], last) > 0;
+	r->waiting |= !ok;
 	spin_unlock_irqrestore(&r->lock, flags);
 	return ok;
 }
@@ -172,6 +201,6 @@ bool srnic_zc_released(struct srnic_qp *qp, u32 last)
 void srnic_zc_cleanup(void)
 {
 	wait_var_event(&srnic_zc_live, !atomic_read(&srnic_zc_live));
-	/* A callback past its last access, on its way out. */
+	/* A callback past its last access, still in its RCU section. */
 	synchronize_rcu();
 }

@@ -4008,6 +4008,47 @@ TEST_F(rcw, zero_copy_completion_waits_for_the_pages)
 }
 
 /*
+ * A connection's zero-copy packet still in the netdev's queue (netem, 2 s)
+ * when the QP is reset and connected again: the new connection's PSNs
+ * start at sq_psn again, and its WRITE (copied: 64 bytes), acknowledged,
+ * completes at once, not after the old packet leaves.  (The ring of
+ * packets out was the QP's, not the connection's: the new WRITE waited for
+ * the old connection's packet of the same PSN.)
+ */
+TEST_F(rcw, zero_copy_of_an_old_connection_holds_no_new_wqe)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu);
+	const size_t w[1][2] = { { 0, mtu } }, small[1][2] = { { 8192, 64 } };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	uint64_t t0, waited;
+	struct ibv_wc wc;
+	long long zc;
+	char cmd[128];
+
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 20);
+	net_spoil();
+	snprintf(cmd, sizeof(cmd), "tc qdisc replace dev " W_VETH "0 root netem delay %llums",
+		 (unsigned long long)scaled_ms(2000));
+	ASSERT_EQ(0, sh(cmd));
+	zc = counter("tx_zcopy_packets");
+	ASSERT_EQ(0, post_write_sges(&self->x, 1, self->x.buf, w, 1, self->x.mr->lkey));
+	ASSERT_EQ(zc + 1, counter_reaching("tx_zcopy_packets", zc + 1));
+	ASSERT_EQ(0, ibv_modify_qp(self->x.qp, &a, IBV_QP_STATE));
+	ASSERT_EQ(0, ep_connect(&self->x, W_PQPN + 9));
+	ASSERT_EQ(0, post_write_sges(&self->x, 2, self->x.buf, small, 1, self->x.mr->lkey));
+	t0 = now_ms();
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, W_PSN, 0);
+	ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
+	waited = now_ms() - t0;
+	EXPECT_EQ(2u, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_GT(scaled_ms(1000), waited) TH_LOG("the new WRITE waited %llu ms for the old packet",
+						   (unsigned long long)waited);
+	sh("tc qdisc del dev " W_VETH "0 root");
+}
+
+/*
  * Reads W_DEV's pinned_pages into *@out (-1 if it cannot): the read waits
  * until the MRs deregistered before it are released (srnic_debugfs.c).
  */
