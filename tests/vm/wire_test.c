@@ -2810,7 +2810,7 @@ TEST_F(rcw, read_retry_keeps_to_its_psns)
 	long long dropped;
 	struct answer a;
 	uint64_t va;
-	int round = 0;
+	int round = 0, timer = 0;
 
 	memset(self->x.buf, 0xee, n * mtu);
 	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 0, n * mtu));
@@ -2832,6 +2832,12 @@ TEST_F(rcw, read_retry_keeps_to_its_psns)
 		}
 		ASSERT_GT(n, d) TH_LOG("round %d: opcode %#x at PSN %#x", round, a.op, a.psn);
 		ASSERT_EQ(OP_READ_REQ, a.op) TH_LOG("round %d: PSN %#x", round, a.psn);
+		/*
+		 * The whole READ again: its timer ran out before the first
+		 * response came (a slow kernel); the responses then answer that.
+		 */
+		if (d == 0 && !round && !timer++)
+			continue;
 		read_req_reth(&a, &va, &len);
 		EXPECT_EQ(1u, d) TH_LOG("round %d: the READ again from PSN %#x", round, a.psn);
 		EXPECT_EQ(0x10000 + (uint64_t)d * mtu, va) TH_LOG("round %d: at %#x", round, a.psn);
@@ -2848,7 +2854,9 @@ TEST_F(rcw, read_retry_keeps_to_its_psns)
 	}
 	expect_done(_metadata, self, 1, 1);
 	EXPECT_EQ(-1, all_eq(self->x.buf, n * mtu, 0x5a));
-	EXPECT_EQ(dropped + 4, dev_counter_now(W_DEV, "rx_dropped"));
+	/* The four short LASTs; a response that crossed the timer's copy may be one more. */
+	EXPECT_LE(dropped + 4, dev_counter_now(W_DEV, "rx_dropped"));
+	EXPECT_GE(dropped + 4 + timer, dev_counter_now(W_DEV, "rx_dropped"));
 	/* The WRITE, now or at its timer, at its own PSN: acknowledged, it completes. */
 	do {
 		ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("no WRITE");
