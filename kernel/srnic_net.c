@@ -382,7 +382,6 @@ static bool srnic_net_recv_ud(struct srnic_engine *eng, struct srnic_pkt *p)
 	return true;
 }
 
-
 /*
  * A request @p for @qp while its READ's responses go out: it waits behind
  * them in the QP's queue (srnic_net_resp_reads), so that requests execute
