@@ -3415,6 +3415,45 @@ TEST_F(rcw, read_replay_not_counted_against_resources)
 }
 
 /*
+ * Two READs of 4 MiB and a WRITE behind them, sent at once, then again
+ * (the requester went back to the first READ): each time both READs are
+ * answered whole, in PSN order, every byte right, then the WRITE is
+ * acknowledged.  The second READ's copy waits behind the first's replay.
+ * (The old responder answered it at once, in place of that replay, after
+ * the replay's first 256 KiB: its requester, still short of the first
+ * READ's rest, would go back to it again, and again be cut.)
+ */
+TEST_F(rcw, read_replays_in_order)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), n0 = 4 * MiB / mtu;
+	uint32_t rkey = self->x.mr->rkey, got, bad = 0;
+	uint64_t va = (uintptr_t)self->x.buf;
+	static struct answer a;
+	struct rcpkt r1 = rc_reth(OP_READ_REQ, W_PSN, va, rkey, n0 * mtu);
+	struct rcpkt r2 = rc_reth(OP_READ_REQ, W_PSN + n0, va + (size_t)n0 * mtu, rkey,
+				  n0 * mtu);
+	struct rcpkt w = rc_reth(OP_WRITE_ONLY, W_PSN + 2 * n0, va + (size_t)2 * n0 * mtu,
+				 rkey, 64);
+
+	w.len = 64;
+	w.fill = 0x5a;
+	for (size_t i = 0; i < (size_t)2 * n0 * mtu; i++)
+		self->x.buf[i] = rd_byte(i);
+	for (int round = 0; round < 2; round++) {
+		TH_LOG("%s", round ? "asked again" : "asked");
+		ASSERT_EQ(0, rc_send_pkt(self, &r1));
+		ASSERT_EQ(0, rc_send_pkt(self, &r2));
+		ASSERT_EQ(0, rc_send_pkt(self, &w));
+		got = read_answers_until(_metadata, self, mtu, &a, &bad);
+		EXPECT_EQ(2 * n0, got);
+		EXPECT_EQ(0u, bad);
+		ASSERT_EQ(OP_ACK, a.op);
+		EXPECT_EQ(0, a.syn >> 5) TH_LOG("syndrome %#x", a.syn);
+	}
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
+}
+
+/*
  * With max_dest_rd_atomic 1, a READ of 8 MiB, then a FLUSH, an ATOMIC
  * WRITE and a READ of one MTU behind it, sent at once: rxe's requester
  * counts neither FLUSH nor ATOMIC WRITE against its max_rd_atomic, so
