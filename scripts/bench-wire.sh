@@ -47,26 +47,37 @@ col() {
 		awk -v n="$1" '{print $n}'
 }
 
-# figures PAIR: the perftest figures between this side's $dev and the other's.
+# figure PAIR NAME: one perftest figure between this side's $dev and the other's.
+figure() {
+	local p=$1 f=$2
+	case $f in
+	write_bw_64k) run "$p.$f" ib_write_bw -s 65536 -n 1000 && put "$p.$f" "$(col 4 "$p.$f")" ;;
+	read_bw_64k) run "$p.$f" ib_read_bw -s 65536 -n 1000 && put "$p.$f" "$(col 4 "$p.$f")" ;;
+	write_bw_8qp_64k)
+		run "$p.$f" ib_write_bw -q 8 -s 65536 -n 200 && put "$p.$f" "$(col 4 "$p.$f")" ;;
+	msg_rate_8b)
+		run "$p.$f" ib_write_bw -s 8 -l 16 -Q 16 -n 20000 && put "$p.$f" "$(col 5 "$p.$f")" ;;
+	write_lat | send_lat | read_lat)
+		run "$p.$f" "ib_$f" -s 8 -n 1000 &&
+			put "$p.${f}_typ" "$(col 5 "$p.$f")" && put "$p.${f}_99" "$(col 8 "$p.$f")" ;;
+	esac
+}
+
+# figures PAIR [NAME...]: those figures (all of them by default).
 figures() {
-	local p=$1
-	run "$p.write_bw_64k" ib_write_bw -s 65536 -n 1000 &&
-		put "$p.write_bw_64k" "$(col 4 "$p.write_bw_64k")"
-	run "$p.read_bw_64k" ib_read_bw -s 65536 -n 1000 &&
-		put "$p.read_bw_64k" "$(col 4 "$p.read_bw_64k")"
-	run "$p.write_bw_8qp_64k" ib_write_bw -q 8 -s 65536 -n 200 &&
-		put "$p.write_bw_8qp_64k" "$(col 4 "$p.write_bw_8qp_64k")"
-	run "$p.msg_rate_8b" ib_write_bw -s 8 -l 16 -Q 16 -n 20000 &&
-		put "$p.msg_rate_8b" "$(col 5 "$p.msg_rate_8b")"
-	run "$p.write_lat" ib_write_lat -s 8 -n 1000 &&
-		put "$p.write_lat_typ" "$(col 5 "$p.write_lat")" &&
-		put "$p.write_lat_99" "$(col 8 "$p.write_lat")"
-	run "$p.send_lat" ib_send_lat -s 8 -n 1000 &&
-		put "$p.send_lat_typ" "$(col 5 "$p.send_lat")" &&
-		put "$p.send_lat_99" "$(col 8 "$p.send_lat")"
-	run "$p.read_lat" ib_read_lat -s 8 -n 1000 &&
-		put "$p.read_lat_typ" "$(col 5 "$p.read_lat")" &&
-		put "$p.read_lat_99" "$(col 8 "$p.read_lat")"
+	local p=$1 f
+	shift
+	[ $# -gt 0 ] || set -- write_bw_64k read_bw_64k write_bw_8qp_64k msg_rate_8b write_lat \
+		send_lat read_lat
+	for f in "$@"; do figure "$p" "$f"; done
+}
+
+# srnic_on new|base: srnic0 again, on this build's module or on $SRNIC_BENCH_BASE's.
+srnic_on() {
+	rdma link del "${dev:-none}" 2>/dev/null
+	dev=
+	rmmod srnic 2>/dev/null
+	if [ "$1" = base ]; then insmod "$SRNIC_BENCH_BASE"; else modprobe srnic; fi && wire_use srnic
 }
 
 wire_up || { echo "bench: the wire did not come up" >&2; exit 1; }
@@ -105,5 +116,18 @@ wire_sync srnic-srnic
 [ "$WIRE_ROLE" = b ] && { wire_use srnic || echo "bench: srnic0 on $WIRE_IF" >&2; }
 wire_sync srnic-srnic-ready
 figures srnic_srnic
+# SRNIC_BENCH_BASE=PATH.ko (make bench BASE=...): srnic with srnic again, both guests on that
+# module and on this build's in turn, SRNIC_BENCH_ROUNDS rounds, the figures a change to the
+# transmit path moves (wire.ab.<round>.<base|new>.<figure>; the report gives each side's median).
+if [ -n "${SRNIC_BENCH_BASE:-}" ]; then
+	for r in $(seq 1 "${SRNIC_BENCH_ROUNDS:-3}"); do
+		for side in base new; do
+			wire_sync "ab-$r-$side"
+			srnic_on "$side" || echo "bench: srnic0 on the $side module" >&2
+			wire_sync "ab-$r-$side-ready"
+			figures "ab.$r.$side" write_bw_64k read_bw_64k write_lat read_lat
+		done
+	done
+fi
 rdma link del "$dev"
 exit 0

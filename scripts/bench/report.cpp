@@ -184,13 +184,14 @@ void write_svg(const std::string &path, const std::vector<Row> &rows, const std:
 	o << "</svg>\n";
 }
 
-// The median of ab.<round>.<side>.<key> over the rounds that have it: one round disturbed by
+// The median of <pre><round>.<side>.<key> over the rounds that have it: one round disturbed by
 // the shared host moves a mean by more than the 5 % the A/B is read for.
-Opt ab_median(const std::vector<std::string> &order, const std::string &side, const std::string &key) {
+Opt ab_median(const std::vector<std::string> &order, const std::string &pre,
+	      const std::string &side, const std::string &key) {
 	std::vector<double> v;
 	for (const auto &k : order) {
-		auto dot = k.find('.', 3);
-		if (k.rfind("ab.", 0) != 0 || dot == std::string::npos ||
+		auto dot = k.find('.', pre.size());
+		if (k.rfind(pre, 0) != 0 || dot == std::string::npos ||
 		    k.substr(dot + 1) != side + "." + key)
 			continue;
 		if (Opt x = get(k))
@@ -203,20 +204,22 @@ Opt ab_median(const std::vector<std::string> &order, const std::string &side, co
 	return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
-// make bench BASE=...: this build against the base module, each the median of its rounds; the
-// change is signed so that negative is worse, whichever way the figure improves.
-std::string ab_table(const std::vector<std::string> &order) {
+// make bench BASE=...: this build against the base module, each the median of its rounds
+// (keys <pre><round>.<side>.<figure>, figures of @figs); the change is signed so that negative
+// is worse, whichever way the figure improves.
+std::string ab_table(const std::vector<std::string> &order, const std::string &pre,
+		     const std::vector<Figure> &figs, const std::string &what) {
 	std::ostringstream t;
 	int rounds = 0;
 	for (const auto &k : order)
-		if (k.rfind("ab.", 0) == 0)
-			rounds = std::max(rounds, atoi(k.c_str() + 3));
+		if (k.rfind(pre, 0) == 0)
+			rounds = std::max(rounds, atoi(k.c_str() + pre.size()));
 	if (!rounds)
 		return "";
-	t << "\nA/B: this build (new) against BASE, same boot, alternating, median of " << rounds
-	  << " rounds\n\n| figure | unit | new | base | change |\n|---|---|---:|---:|---:|\n";
-	for (const Figure &f : kFigures) {
-		Opt a = ab_median(order, "new", f.key), b = ab_median(order, "base", f.key), ch;
+	t << "\nA/B" << what << ": this build (new) against BASE, same boot, alternating, median of "
+	  << rounds << " rounds\n\n| figure | unit | new | base | change |\n|---|---|---:|---:|---:|\n";
+	for (const Figure &f : figs) {
+		Opt a = ab_median(order, pre, "new", f.key), b = ab_median(order, pre, "base", f.key), ch;
 		if (!a && !b)
 			continue;
 		if (a && b && *b != 0)
@@ -317,8 +320,9 @@ int main(int argc, char **argv) {
 		if (k.rfind("limit.", 0) == 0)
 			t << " " << k.substr(6) << "=" << raw[k];
 	t << "\n";
-	t << ab_table(order);
+	t << ab_table(order, "ab.", kFigures, "");
 	t << wire_table();
+	t << ab_table(order, "wire.ab.", kWireFigures, " across the wire, srnic with srnic");
 	std::cout << t.str();
 	std::ofstream(out + "/table.md") << t.str();
 
