@@ -793,6 +793,8 @@ struct srnic_qp {
 	struct completion drained;
 	struct mutex lock;		/* attr, state changes, SQ processing */
 	spinlock_t rq_lock;
+	/* UD: a datagram's receive, from its WQE taken to its completion. */
+	spinlock_t recv_lock;
 	int state;			/* enum ib_qp_state, READ_ONCE */
 	u32 sq_cons;			/* next send WQE to execute */
 	u32 rq_cons;			/* next receive WQE to consume */

@@ -251,6 +251,7 @@ int srnic_qp_flush(struct srnic_qp *qp)
 		done++;
 	}
 
+	srnic_recv_wait(qp);
 	/* A receive WQE held for a faulting message is the QP's own. */
 	spin_lock(&qp->rq_lock);
 	if (qp->rwqe_held) {

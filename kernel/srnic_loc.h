@@ -168,6 +168,7 @@ int srnic_ring_take(const struct srnic_wq *wq, u32 *cons, const u32 *prod_p,
 bool srnic_recv_available(struct srnic_qp *qp, const struct srnic_msg *m);
 bool srnic_recv_hold(struct srnic_qp *qp, struct srnic_srq *srq,
 		     const void *rwqe, u32 max_sge, const struct srnic_msg *m);
+void srnic_recv_wait(struct srnic_qp *qp);
 void srnic_recv_fail_held(struct srnic_qp *qp, const struct srnic_msg *m,
 			  enum ib_wc_status status);
 enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,

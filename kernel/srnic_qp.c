@@ -112,6 +112,7 @@ int srnic_qp_init(struct srnic_qp *qp, bool receives)
 	INIT_LIST_HEAD(&qp->cnt.node);
 	mutex_init(&qp->lock);
 	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->recv_lock);
 	spin_lock_init(&qp->w.lock);
 	spin_lock_init(&qp->w.rx_lock);
 	skb_queue_head_init(&qp->w.held);
@@ -527,6 +528,7 @@ static void srnic_qp_reset(struct srnic_qp *qp)
 	qp->rnr_wait = false;
 	qp->fault_err = 0;
 	qp->last_wqe_sent = false;
+	srnic_recv_wait(qp);
 	spin_lock(&qp->rq_lock);
 	qp->rwqe_held = false;
 	qp->rq_cons = 0;

@@ -244,16 +244,22 @@ static void srnic_recv_fail(struct srnic_qp *dst, struct srnic_srq *srq,
 	srnic_recv_complete_err(dst, srq, wr_id, status, true);
 }
 
-/* The held receive WQE's buffer cannot be faulted in: it fails. */
+/*
+ * The held receive WQE's buffer cannot be faulted in: it fails, in its
+ * turn among a UD QP's receives (srnic_resp_recv).
+ */
 void srnic_recv_fail_held(struct srnic_qp *qp, const struct srnic_msg *m,
 			  enum ib_wc_status status)
 {
 	struct srnic_recv_wqe_hdr *hdr = qp->held_rwqe;
+	bool ud = srnic_qpt_ud(qp->ibqp.qp_type);
 	bool held;
 	u64 wr_id = 0;
 
 	if (!hdr)
 		return;
+	if (ud)
+		spin_lock(&qp->recv_lock);
 	spin_lock(&qp->rq_lock);
 	held = qp->rwqe_held;
 	if (held)
@@ -262,6 +268,21 @@ void srnic_recv_fail_held(struct srnic_qp *qp, const struct srnic_msg *m,
 	spin_unlock(&qp->rq_lock);
 	if (held)
 		srnic_recv_fail(qp, srnic_recv_srq(qp, m), wr_id, status);
+	if (ud)
+		spin_unlock(&qp->recv_lock);
+}
+
+/*
+ * Waits for a UD receive in flight (srnic_resp_recv) before @qp's receive
+ * queue is flushed or reset: it took its WQE before the QP left RTS, and
+ * completes first; one that starts after finds the QP no longer receiving.
+ */
+void srnic_recv_wait(struct srnic_qp *qp)
+{
+	if (srnic_qpt_ud(qp->ibqp.qp_type)) {
+		spin_lock(&qp->recv_lock);
+		spin_unlock(&qp->recv_lock);
+	}
 }
 
 /* The 40 bytes a UD receive starts with: an IPv6 header, or IPv4 in the last 20. */
@@ -469,8 +490,9 @@ static void srnic_resp_recv_cqe(struct srnic_qp *dst, struct srnic_srq *srq,
  * SEND (and the receive half of WRITE_WITH_IMM, @place_data false): takes a
  * receive WQE and places the payload.  Returns the responder's verdict.
  */
-enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
-				struct srnic_msg *m, bool place_data)
+static enum srnic_resp srnic_resp_recv_msg(struct srnic_engine *eng,
+					   struct srnic_qp *dst,
+					   struct srnic_msg *m, bool place_data)
 {
 	struct srnic_srq *srq = srnic_recv_srq(dst, m);
 	struct srnic_recv_wqe_hdr *hdr = eng->rwqe;
@@ -514,6 +536,27 @@ enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
 	}
 	srnic_resp_recv_cqe(dst, srq, m, hdr->wr_id, place_data);
 	return SRNIC_RESP_OK;
+}
+
+/*
+ * A message for @dst's receive queue (srnic_resp_recv_msg).  A connected
+ * QP's come one at a time, from its one peer.  A UD QP's come from senders
+ * on any engine at once: each is received whole under @dst's recv_lock,
+ * from taking its WQE to completing it (or holding it back for the next,
+ * srnic_resp_too_long), so that the WQEs complete in the order of the
+ * queue, as the spec has it and rxe's one responder task gives it.
+ */
+enum srnic_resp srnic_resp_recv(struct srnic_engine *eng, struct srnic_qp *dst,
+				struct srnic_msg *m, bool place_data)
+{
+	enum srnic_resp r;
+
+	if (!srnic_qpt_ud(dst->ibqp.qp_type))
+		return srnic_resp_recv_msg(eng, dst, m, place_data);
+	spin_lock(&dst->recv_lock);
+	r = srnic_resp_recv_msg(eng, dst, m, place_data);
+	spin_unlock(&dst->recv_lock);
+	return r;
 }
 
 /*

@@ -1492,6 +1492,114 @@ TEST_F(ud, larger_than_mtu)
 	EXPECT_EQ(-1, verify(self->b.buf + 40, mtu, 3));
 }
 
+/* One sender of ud.receives_complete_in_queue_order, on its own thread. */
+struct ud_sender {
+	struct ep x;
+	uint32_t n, long_every, mtu;	/* long_every: 0, or one in that many too long */
+	atomic_int *finished;
+	char err[128];
+};
+
+static void *ud_sender_main(void *arg)
+{
+	struct ud_sender *u = arg;
+	struct ibv_wc wc;
+
+	for (uint32_t i = 0; i < u->n; i++) {
+		uint32_t len = u->long_every && i % u->long_every == 0 ? u->mtu : 64;
+
+		if (post_send1(&u->x, IBV_WR_SEND, i, 0, len, IBV_SEND_SIGNALED, NULL, 0, 0) ||
+		    poll_one(u->x.cq, &wc, WC_MS) != 1 || wc.status != IBV_WC_SUCCESS) {
+			snprintf(u->err, sizeof(u->err), "datagram %u not sent", i);
+			break;
+		}
+	}
+	atomic_fetch_add(u->finished, 1);
+	return NULL;
+}
+
+/*
+ * Three senders' datagrams, each from its own thread and QP, into one UD
+ * QP's receive queue, one in four of one sender's longer than its buffers
+ * (dropped, its WQE kept for the next): the receives complete in the order
+ * they were posted, one after another, whichever datagram each holds, up
+ * to a sentinel sent after the senders' last.  Senders posting in their
+ * own doorbell calls, or on other engines, deliver at once.  (The old
+ * responder took a WQE, placed the data and completed it without holding
+ * the queue between: a later WQE could complete first.)
+ */
+TEST_F_TIMEOUT(ud, receives_complete_in_queue_order, 240)
+{
+	enum { NS = 3, RQ = 512, SLOT = 512, BUF = 40 + 256 };
+	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_UD);
+	uint32_t n = (uint32_t)fuzz_budget(8000), next = 0;
+	/* Static: a sender still running after a failed assertion writes them. */
+	static struct ud_sender s[NS];
+	static atomic_int finished;
+	uint64_t end = 0;
+	pthread_t th[NS];
+	struct ibv_wc wc;
+	bool seen = false;
+	struct ep r;
+
+	atomic_store(&finished, 0);
+	/* The long datagrams, an MTU, exceed the buffers. */
+	ASSERT_LT(BUF - 40, mtu_bytes(self->e.port.active_mtu));
+	o.recv_wr = RQ;
+	o.cqe = 2 * RQ;
+	ASSERT_EQ(0, ep_create(&self->e, &o, &r));
+	ASSERT_EQ(0, ep_connect(&r, self->a.qp->qp_num));
+	for (uint32_t i = 0; i < RQ; i++)
+		ASSERT_EQ(0, post_recv(&r, i, (size_t)i * SLOT, BUF));
+	for (int k = 0; k < NS; k++) {
+		memset(&s[k], 0, sizeof(s[k]));
+		s[k].n = n;
+		s[k].mtu = mtu_bytes(self->e.port.active_mtu);
+		s[k].long_every = k ? 0 : 4;
+		s[k].finished = &finished;
+		o = qp_defaults(&self->e, IBV_QPT_UD);
+		ASSERT_EQ(0, ep_create(&self->e, &o, &s[k].x));
+		s[k].x.dgid = &r.e->gid;
+		ASSERT_EQ(0, ep_connect(&s[k].x, r.qp->qp_num));
+		ASSERT_EQ(0, pthread_create(&th[k], NULL, ud_sender_main, &s[k]));
+	}
+	while (!seen) {
+		int m = ibv_poll_cq(r.cq, 1, &wc);
+
+		ASSERT_LE(0, m);
+		if (!m) {
+			if (!end && atomic_load(&finished) == NS) {
+				ASSERT_EQ(0, post_send1(&s[0].x, IBV_WR_SEND_WITH_IMM, SENTINEL_ID,
+							0, 0, IBV_SEND_SIGNALED, NULL, 0,
+							SENTINEL_ID));
+				end = now_ms() + WC_MS;
+			}
+			ASSERT_TRUE(!end || now_ms() < end) TH_LOG("no sentinel");
+			continue;
+		}
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+		ASSERT_EQ(next, wc.wr_id)
+			TH_LOG("after %u receives in order, WQE %llu completed", next,
+			       (unsigned long long)wc.wr_id);
+		seen = wc.wc_flags & IBV_WC_WITH_IMM;
+		if (seen) {
+			EXPECT_EQ(SENTINEL_ID, ntohl(wc.imm_data));
+			EXPECT_NE(0u, end) TH_LOG("a sentinel before it was sent");
+			break;
+		}
+		ASSERT_EQ(40u + 64, wc.byte_len);
+		ASSERT_EQ(0, post_recv(&r, next + RQ, (size_t)(next % RQ) * SLOT, BUF));
+		next++;
+	}
+	TH_LOG("%u receives in order, of %u datagrams that fit", next, NS * n - (n + 3) / 4);
+	for (int k = 0; k < NS; k++) {
+		pthread_join(th[k], NULL);
+		EXPECT_STREQ("", s[k].err);
+		ep_destroy(&s[k].x);
+	}
+	ep_destroy(&r);
+}
+
 /* ================= SRQ ================= */
 
 /* Receives from one SRQ shared by two QPs, fed by two senders. */
