@@ -421,15 +421,25 @@ static struct sk_buff *srnic_net_unhold(struct srnic_qp *qp)
 }
 
 /*
- * A READ asked again while another's responses go out: answered at once,
- * in place of that READ (srnic_net_resp_read_again); what was held is
- * dropped, the requester sends it again.
+ * A request for @qp while its READ's responses go out: held behind them,
+ * or, a kept READ asked again (srnic_net_resp_read_again), in place of
+ * what was held (dropped: the requester sends it again), and answered at
+ * once in place of the READ going out when at or before it.  Returns
+ * srnic_net_recv_request()'s.
  */
-static void srnic_net_resp_again(struct srnic_engine *eng, struct srnic_qp *qp,
-				 const struct srnic_pkt *p)
+static int srnic_net_recv_reading(struct srnic_engine *eng,
+				  struct srnic_qp *qp,
+				  const struct srnic_pkt *p, struct sk_buff *skb)
 {
-	skb_queue_purge(&qp->w.held);
-	srnic_net_resp_rx(eng, qp, p);
+	enum srnic_again again = srnic_net_resp_read_again(qp, p);
+
+	if (again != SRNIC_AGAIN_NO)
+		skb_queue_purge(&qp->w.held);
+	if (again == SRNIC_AGAIN_NOW) {
+		srnic_net_resp_rx(eng, qp, p);
+		return 0;
+	}
+	return srnic_net_hold(qp, p, skb) ? 1 : -1;
 }
 
 /*
@@ -466,10 +476,8 @@ static int srnic_net_recv_request(struct srnic_engine *eng, struct srnic_qp *qp,
 		ret = -1;
 	else if (!qp->w.rd.active)
 		srnic_net_resp_rx(eng, qp, p);
-	else if (srnic_net_resp_read_again(qp, p))
-		srnic_net_resp_again(eng, qp, p);
 	else
-		ret = srnic_net_hold(qp, p, skb) ? 1 : -1;
+		ret = srnic_net_recv_reading(eng, qp, p, skb);
 	/* Held beyond the resources, it was that one (srnic_net_unhold). */
 	qp->w.rd_excess = false;
 	spin_unlock(&qp->w.rx_lock);

@@ -111,8 +111,15 @@ enum srnic_held srnic_net_resp_hold(struct srnic_qp *qp,
 void srnic_net_resp_unhold(struct srnic_qp *qp, enum srnic_held h);
 bool srnic_net_resp_read_next(struct srnic_engine *eng, struct srnic_qp *qp);
 bool srnic_net_resp_read_waits(struct srnic_qp *qp, unsigned long *timer);
-bool srnic_net_resp_read_again(const struct srnic_qp *qp,
-			       const struct srnic_pkt *p);
+/* A request come while a READ's responses go out (srnic_net_resp_read_again). */
+enum srnic_again {
+	SRNIC_AGAIN_NO,		/* no kept READ asked again: held as it is */
+	SRNIC_AGAIN_NOW,	/* ... one at or before the READ going out */
+	SRNIC_AGAIN_AFTER,	/* ... one past it */
+};
+
+enum srnic_again srnic_net_resp_read_again(const struct srnic_qp *qp,
+					   const struct srnic_pkt *p);
 /* The success ACK the batch held back (srnic_net_resp.c), sent. */
 void srnic_net_ack_flush(struct srnic_engine *eng);
 void srnic_net_ack_prev(struct srnic_engine *eng);

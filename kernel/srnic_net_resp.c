@@ -511,27 +511,30 @@ static bool srnic_wresp_read_dup_ok(const struct srnic_wire_qp *w,
 
 /*
  * Whether @p, come while a READ's responses go out, asks again for a
- * kept READ at or before the end of that one: its requester went back
- * to it (go-back-N), after a timeout or a gap in the responses.  It will
- * send again all it sent after that READ, so the rest of the READ going
- * out and the requests held behind it would only be answered twice, and
- * before what it now waits for: the answer it asks for comes first (a
- * requester slower than its timeout would otherwise ask again and again,
- * each copy queued behind the last, until its retries ran out).  A
- * duplicate past the READ going out is the rest of that going back, and
- * waits its turn: answered at once, it would cut the replay its
- * requester still waits for, which would go back to it again, forever.
+ * kept READ: its requester went back to it (go-back-N), after a timeout
+ * or a gap in the responses, and will send again all it sent after it.
+ * So what was held behind the READ going out comes again, and answered
+ * now it would only be answered twice, and before what the requester
+ * waits for.  At or before the READ going out (SRNIC_AGAIN_NOW), the
+ * duplicate is answered at once in its place (a requester slower than
+ * its timeout would otherwise ask again and again, each copy queued
+ * behind the last, until its retries ran out).  Past it (SRNIC_AGAIN_
+ * AFTER), it waits its turn in place of what was held: answered at
+ * once, it would cut the replay its requester still waits for, which
+ * would go back to it again, forever.
  */
-bool srnic_net_resp_read_again(const struct srnic_qp *qp,
-			       const struct srnic_pkt *p)
+enum srnic_again srnic_net_resp_read_again(const struct srnic_qp *qp,
+					   const struct srnic_pkt *p)
 {
 	const struct srnic_wire_read *rd = &qp->w.rd;
 	u32 last = srnic_psn_add(rd->psn, srnic_psn_count(rd->len, qp->w.mtu) - 1);
 
-	return p->op == SRNIC_OP_READ_REQUEST &&
-	       srnic_psn_diff(p->psn, qp->w.epsn) < 0 &&
-	       srnic_psn_diff(p->psn, last) <= 0 &&
-	       srnic_wresp_read_dup_ok(&qp->w, p);
+	if (p->op != SRNIC_OP_READ_REQUEST ||
+	    srnic_psn_diff(p->psn, qp->w.epsn) >= 0 ||
+	    !srnic_wresp_read_dup_ok(&qp->w, p))
+		return SRNIC_AGAIN_NO;
+	return srnic_psn_diff(p->psn, last) <= 0 ? SRNIC_AGAIN_NOW :
+						   SRNIC_AGAIN_AFTER;
 }
 
 /*

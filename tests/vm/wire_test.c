@@ -3415,41 +3415,107 @@ TEST_F(rcw, read_replay_not_counted_against_resources)
 }
 
 /*
+ * Two READs of 4 MiB (n0 PSNs each, from W_PSN, of memory filled with
+ * rd_byte) and a WRITE of 64 bytes behind them, for the peer to send.
+ */
+struct two_reads {
+	uint32_t mtu, n0;
+	struct rcpkt r1, r2, w;
+};
+
+static struct two_reads two_reads_make(FIXTURE_DATA(rcw) *self)
+{
+	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), n0 = 4 * MiB / mtu;
+	uint32_t rkey = self->x.mr->rkey;
+	uint64_t va = (uintptr_t)self->x.buf;
+	struct two_reads t = {
+		.mtu = mtu, .n0 = n0,
+		.r1 = rc_reth(OP_READ_REQ, W_PSN, va, rkey, n0 * mtu),
+		.r2 = rc_reth(OP_READ_REQ, W_PSN + n0, va + (size_t)n0 * mtu, rkey, n0 * mtu),
+		.w = rc_reth(OP_WRITE_ONLY, W_PSN + 2 * n0, va + (size_t)2 * n0 * mtu, rkey, 64),
+	};
+
+	t.w.len = 64;
+	t.w.fill = 0x5a;
+	for (size_t i = 0; i < (size_t)2 * n0 * mtu; i++)
+		self->x.buf[i] = rd_byte(i);
+	return t;
+}
+
+/*
+ * The answers to what @t's READs and WRITE were sent as, once or more:
+ * both READs' responses whole, in PSN order, every byte right, then the
+ * WRITE's ACK.
+ */
+static void expect_two_reads(struct __test_metadata *_metadata, FIXTURE_DATA(rcw) *self,
+			     const struct two_reads *t)
+{
+	static struct answer a;
+	uint32_t bad = 0;
+
+	EXPECT_EQ(2 * t->n0, read_answers_until(_metadata, self, t->mtu, &a, &bad));
+	EXPECT_EQ(0u, bad);
+	ASSERT_EQ(OP_ACK, a.op);
+	EXPECT_EQ(0, a.syn >> 5) TH_LOG("syndrome %#x", a.syn);
+}
+
+/*
  * Two READs of 4 MiB and a WRITE behind them, sent at once, then again
  * (the requester went back to the first READ): each time both READs are
- * answered whole, in PSN order, every byte right, then the WRITE is
- * acknowledged.  The second READ's copy waits behind the first's replay.
- * (The old responder answered it at once, in place of that replay, after
- * the replay's first 256 KiB: its requester, still short of the first
- * READ's rest, would go back to it again, and again be cut.)
+ * answered whole, in order, then the WRITE is acknowledged.  The second
+ * READ's copy waits behind the first's replay.  (The old responder
+ * answered it at once, in place of that replay, after the replay's first
+ * 256 KiB: its requester, still short of the first READ's rest, would go
+ * back to it again, and again be cut.)
  */
 TEST_F(rcw, read_replays_in_order)
 {
-	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), n0 = 4 * MiB / mtu;
-	uint32_t rkey = self->x.mr->rkey, got, bad = 0;
-	uint64_t va = (uintptr_t)self->x.buf;
-	static struct answer a;
-	struct rcpkt r1 = rc_reth(OP_READ_REQ, W_PSN, va, rkey, n0 * mtu);
-	struct rcpkt r2 = rc_reth(OP_READ_REQ, W_PSN + n0, va + (size_t)n0 * mtu, rkey,
-				  n0 * mtu);
-	struct rcpkt w = rc_reth(OP_WRITE_ONLY, W_PSN + 2 * n0, va + (size_t)2 * n0 * mtu,
-				 rkey, 64);
+	struct two_reads t = two_reads_make(self);
 
-	w.len = 64;
-	w.fill = 0x5a;
-	for (size_t i = 0; i < (size_t)2 * n0 * mtu; i++)
-		self->x.buf[i] = rd_byte(i);
 	for (int round = 0; round < 2; round++) {
 		TH_LOG("%s", round ? "asked again" : "asked");
-		ASSERT_EQ(0, rc_send_pkt(self, &r1));
-		ASSERT_EQ(0, rc_send_pkt(self, &r2));
-		ASSERT_EQ(0, rc_send_pkt(self, &w));
-		got = read_answers_until(_metadata, self, mtu, &a, &bad);
-		EXPECT_EQ(2 * n0, got);
-		EXPECT_EQ(0u, bad);
-		ASSERT_EQ(OP_ACK, a.op);
-		EXPECT_EQ(0, a.syn >> 5) TH_LOG("syndrome %#x", a.syn);
+		ASSERT_EQ(0, rc_send_pkt(self, &t.r1));
+		ASSERT_EQ(0, rc_send_pkt(self, &t.r2));
+		ASSERT_EQ(0, rc_send_pkt(self, &t.w));
+		expect_two_reads(_metadata, self, &t);
 	}
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
+}
+
+/*
+ * Two READs of 4 MiB and a WRITE behind them, answered; then asked again,
+ * and while the first's replay goes out, the second READ and the WRITE
+ * asked again once more (the requester went back to the second READ):
+ * the first's replay, the second's once, the WRITE's ACK, and then
+ * nothing but the ACK of a new WRITE.  The copies held from the first
+ * going back come again with the second, so the second takes their place.
+ * (Held too, each copy was answered in turn: the second READ twice, and a
+ * requester going back each time its timer ran out had copy after copy
+ * answered behind the first, until its retries ran out.)
+ */
+TEST_F(rcw, read_going_back_twice_answered_once)
+{
+	struct two_reads t = two_reads_make(self);
+	struct rcpkt w2 = t.w;
+	static struct answer a;
+
+	w2.psn = W_PSN + 2 * t.n0 + 1;
+	w2.fill = 0x5b;
+	ASSERT_EQ(0, rc_send_pkt(self, &t.r1));
+	ASSERT_EQ(0, rc_send_pkt(self, &t.r2));
+	ASSERT_EQ(0, rc_send_pkt(self, &t.w));
+	expect_two_reads(_metadata, self, &t);
+	ASSERT_EQ(0, rc_send_pkt(self, &t.r1));
+	ASSERT_EQ(0, rc_send_pkt(self, &t.r2));
+	ASSERT_EQ(0, rc_send_pkt(self, &t.w));
+	ASSERT_EQ(0, rc_send_pkt(self, &t.r2));
+	ASSERT_EQ(0, rc_send_pkt(self, &t.w));
+	expect_two_reads(_metadata, self, &t);
+	/* The sentinel: the next answer is the new WRITE's, not the second READ's again. */
+	ASSERT_EQ(0, rc_send_pkt(self, &w2));
+	ASSERT_EQ(0, next_answer(self->ans, &a, WC_MS)) TH_LOG("the new WRITE unanswered");
+	EXPECT_EQ(OP_ACK, a.op) TH_LOG("answer %#x for PSN %#x", a.op, a.psn);
+	EXPECT_EQ((W_PSN + 2 * t.n0 + 1) & 0xffffff, a.psn);
 	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
 }
 
