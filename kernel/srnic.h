@@ -249,6 +249,7 @@ struct srnic_thread {
 	struct srnic_engine eng;
 	struct sk_buff_head rxq;	/* from the wire (srnic_net.c) */
 	unsigned long rx_taken;		/* packets taken from @rxq, ever */
+	unsigned long rx_hold_until;	/* fault rx_hold: @rxq's head waits */
 	u64 *idle_us;			/* per CPU, at idle_at: srnic_engine.c */
 	u64 idle_at;
 	unsigned long idle_jiffy;
@@ -370,6 +371,7 @@ enum srnic_fault_kind {
 	SRNIC_FAULT_CORRUPT,		/* a request fails the ICRC check */
 	SRNIC_FAULT_ODP_BUSY,		/* an ODP fault finds its range changing */
 	SRNIC_FAULT_ODP_SLOW,		/* a QP's ODP fault takes delay_us first */
+	SRNIC_FAULT_RX_HOLD,		/* a packet waits, until turned off */
 	SRNIC_FAULT_NUM
 };
 
@@ -404,6 +406,14 @@ struct srnic_dev {
 
 	/* Last port state announced with an async event; under RTNL. */
 	enum ib_port_state port_state;
+
+	/*
+	 * Connections begun on the wire, the responder's and the
+	 * requester's (srnic_net_resp_forget, srnic_net_req_begin): a packet
+	 * taken from the netdev before its QP's began is not for it.  64
+	 * bits: a process that connects in a loop never wraps it for others.
+	 */
+	atomic64_t rx_gen;
 
 	/* Engine status page, mapped read-only into every context. */
 	struct page *status_page;
@@ -678,6 +688,7 @@ struct srnic_wire_qp {
 	unsigned long expired_mark;
 	/* The answer, written by the receive path: under @lock. */
 	spinlock_t lock;
+	u64 ans_gen;			/* the device's rx_gen at RTS */
 	bool answered;
 	u8 ans;				/* enum srnic_resp */
 	u32 rnr_usec;
@@ -716,7 +727,7 @@ struct srnic_wire_qp {
 	 * inside a visit and nothing of the old connection goes on after it.
 	 */
 	spinlock_t rx_lock;
-	u32 rx_epoch;			/* connections so far: forgets */
+	u64 rx_gen;			/* the device's, at the last forget */
 	u32 epsn;			/* the PSN expected next */
 	u32 msn;			/* messages completed */
 	bool nak_sent;			/* a sequence NAK for @epsn went */

@@ -7,7 +7,7 @@
  *						   times,qpn,events,injected}
  *
  * and fault/delay_us, with <kind> one of drop, rnr, odp, cq_overrun, alloc,
- * delay, duplicate, corrupt, odp_busy, odp_slow (enum
+ * delay, duplicate, corrupt, odp_busy, odp_slow, rx_hold (enum
  * srnic_fault_kind).  An event of a kind is eligible if qpn is 0 or names
  * its QP; of the eligible events, every interval-th is a candidate, which
  * fails with the given probability while times (-1: no limit) lasts.
@@ -33,6 +33,7 @@ static const char *const srnic_fault_names[SRNIC_FAULT_NUM] = {
 	[SRNIC_FAULT_CORRUPT] = "corrupt",
 	[SRNIC_FAULT_ODP_BUSY] = "odp_busy",
 	[SRNIC_FAULT_ODP_SLOW] = "odp_slow",
+	[SRNIC_FAULT_RX_HOLD] = "rx_hold",
 };
 
 void srnic_fault_init(struct srnic_dev *sdev)

@@ -75,14 +75,14 @@ static struct udphdr *srnic_net_udp(struct sk_buff *skb, u8 pf)
 }
 
 /*
- * srnic's part of a received skb's cb, cleared as the skb is queued for
- * its thread: whether it was held behind a READ, in which of the
- * responder's connections (@epoch, srnic_net_resp_forget()), and what
+ * srnic's part of a received skb's cb, written as the skb is queued for
+ * its thread: its QP, the device's connections begun by then (@gen,
+ * srnic_net_resp_forget()), and, held behind a READ, what
  * srnic_net_resp_hold() found it to be.
  */
 struct srnic_rx_cb {
-	u32 epoch;
-	bool held;
+	u64 gen;
+	u32 qpn;
 	u8 class;		/* enum srnic_held */
 };
 
@@ -118,6 +118,7 @@ static unsigned int srnic_net_hook(void *priv, struct sk_buff *skb,
 	struct udphdr *udp = srnic_net_udp(skb, state->pf);
 	const struct srnic_bth *bth;
 	struct srnic_thread *t;
+	struct srnic_rx_cb *cb;
 	struct srnic_dev *sdev;
 
 	if (!udp)
@@ -138,14 +139,16 @@ static unsigned int srnic_net_hook(void *priv, struct sk_buff *skb,
 	if (!srnic_net_for_us(sdev, skb, state->pf))
 		return NF_ACCEPT;
 	bth = (const struct srnic_bth *)(udp + 1);
-	t = &sdev->sched.threads[srnic_qp_engine(srnic_bth_qpn(bth),
-						 sdev->sched.nthreads)];
+	cb = srnic_rx_cb(skb);
+	memset(cb, 0, sizeof(*cb));
+	cb->qpn = srnic_bth_qpn(bth);
+	cb->gen = atomic64_read(&sdev->rx_gen);
+	t = &sdev->sched.threads[srnic_qp_engine(cb->qpn, sdev->sched.nthreads)];
 	if (skb_queue_len(&t->rxq) >= SRNIC_RXQ_MAX) {
 		srnic_count(sdev, SRNIC_PC_RX_DROPPED);
 		kfree_skb(skb);
 		return NF_STOLEN;
 	}
-	memset(srnic_rx_cb(skb), 0, sizeof(struct srnic_rx_cb));
 	skb_queue_tail(&t->rxq, skb);
 	srnic_thread_kick(t);
 	return NF_STOLEN;
@@ -396,8 +399,6 @@ static bool srnic_net_hold(struct srnic_qp *qp, const struct srnic_pkt *p,
 	if (skb_queue_len(&qp->w.held) >= SRNIC_WIRE_HELD_MAX)
 		return false;
 	cb->class = srnic_net_resp_hold(qp, p);
-	cb->epoch = qp->w.rx_epoch;
-	cb->held = true;
 	skb_queue_tail(&qp->w.held, skb);
 	return true;
 }
@@ -446,19 +447,19 @@ static int srnic_net_recv_reading(struct srnic_engine *eng,
  * Whether @p, checked against @qp's connection before the responder's
  * lock was taken, is still for it under the lock: a reset and a new
  * connection may have come between (the state is published first, then
- * the path, then the responder forgotten under the lock).  A request held
- * behind a READ is of the connection it was held in.
+ * the path, then the responder forgotten under the lock).  A packet taken
+ * from the netdev before the connection began, waiting in the thread's
+ * queue or held behind a READ, is of an earlier one, whatever its
+ * addresses and PSN say.
  */
 static bool srnic_net_still_for(const struct srnic_qp *qp,
-				const struct srnic_pkt *p, struct sk_buff *skb)
+				const struct srnic_pkt *p)
 {
-	const struct srnic_rx_cb *cb = srnic_rx_cb(skb);
-
 	return srnic_qp_receives(READ_ONCE(qp->state)) &&
 	       READ_ONCE(qp->xport) == &srnic_wire &&
 	       !memcmp(p->sgid, qp->w.dgid, 16) &&
 	       !memcmp(p->dgid, qp->sgid, 16) &&
-	       (!cb->held || cb->epoch == qp->w.rx_epoch);
+	       srnic_pkt_since(p, qp->w.rx_gen);
 }
 
 /*
@@ -472,7 +473,7 @@ static int srnic_net_recv_request(struct srnic_engine *eng, struct srnic_qp *qp,
 	int ret = 0;
 
 	spin_lock(&qp->w.rx_lock);
-	if (!srnic_net_still_for(qp, p, skb))
+	if (!srnic_net_still_for(qp, p))
 		ret = -1;
 	else if (!qp->w.rd.active)
 		srnic_net_resp_rx(eng, qp, p);
@@ -569,6 +570,7 @@ static void srnic_net_recv(struct srnic_thread *t, struct sk_buff *skb)
 
 	if (!srnic_pkt_parse(t->sdev, skb, &p))
 		goto drop;
+	p.gen = srnic_rx_cb(skb)->gen;
 	/*
 	 * The port's one P_Key is every QP's: a packet of another partition
 	 * is dropped and counted, whatever it is for (rxe's check_keys()).
@@ -639,6 +641,40 @@ static int srnic_net_resp_reads(struct srnic_thread *t, unsigned long *timer)
 }
 
 /*
+ * The next packet of @t's queue, unless the fault rx_hold keeps it there
+ * (for its QP; the packets behind it wait too) until the fault is turned
+ * off (probability 0), looked at each tick, or SRNIC_RX_HOLD_MAX_MS: an
+ * engine late to take packets, as a slow kernel's is, for as long as a
+ * test needs.
+ */
+#define SRNIC_RX_HOLD_MAX_MS	60000
+
+static struct sk_buff *srnic_net_rx_next(struct srnic_thread *t,
+					 unsigned long *timer)
+{
+	struct srnic_dev *sdev = t->sdev;
+	struct sk_buff *skb;
+
+	if (t->rx_hold_until && time_before(jiffies, t->rx_hold_until) &&
+	    test_bit(SRNIC_FAULT_RX_HOLD, &sdev->faults.armed)) {
+		srnic_timer_min(timer, jiffies + 1);
+		return NULL;
+	}
+	skb = skb_dequeue(&t->rxq);
+	/* The packet held goes once let go, with no new draw. */
+	if (!skb || t->rx_hold_until) {
+		t->rx_hold_until = 0;
+		return skb;
+	}
+	if (!srnic_should_fail(sdev, SRNIC_FAULT_RX_HOLD, srnic_rx_cb(skb)->qpn))
+		return skb;
+	t->rx_hold_until = (jiffies + msecs_to_jiffies(SRNIC_RX_HOLD_MAX_MS)) ?: 1;
+	skb_queue_head(&t->rxq, skb);
+	srnic_timer_min(timer, jiffies + 1);
+	return NULL;
+}
+
+/*
  * Runs the packets queued for thread @t, SRNIC_RX_BUDGET at most, and the
  * READs its QPs answer; inside srnic_engine_srcu.  Returns the work done;
  * @timer gets the earliest time a READ waits for.
@@ -648,7 +684,7 @@ int srnic_net_rx(struct srnic_thread *t, unsigned long *timer)
 	struct sk_buff *skb;
 	int n = 0;
 
-	while (n < SRNIC_RX_BUDGET && (skb = skb_dequeue(&t->rxq))) {
+	while (n < SRNIC_RX_BUDGET && (skb = srnic_net_rx_next(t, timer))) {
 		WRITE_ONCE(t->rx_taken, t->rx_taken + 1);
 		srnic_net_recv(t, skb);
 		n++;

@@ -36,7 +36,18 @@ struct srnic_pkt {
 	u8 sgid[16], dgid[16];
 	u8 hop_limit, traffic_class;
 	u32 flow_label;
+	u64 gen;			/* srnic_dev.rx_gen as the netdev gave it */
 };
+
+/*
+ * Whether @p came from the netdev after the connection that began at @gen
+ * (srnic_dev.rx_gen) did: one taken before is an earlier connection's,
+ * whatever its addresses and PSN say.
+ */
+static inline bool srnic_pkt_since(const struct srnic_pkt *p, u64 gen)
+{
+	return p->gen >= gen;
+}
 
 /* A packet to send: its BTH fields, extension headers and payload. */
 struct srnic_txp {
@@ -95,6 +106,7 @@ void srnic_net_req_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 bool srnic_net_req_ahead_pos(struct srnic_qp *qp, u32 *idx, u64 *off);
 void srnic_net_req_forget(struct srnic_qp *qp);
 bool srnic_net_req_answered(struct srnic_qp *qp);
+void srnic_net_req_begin(struct srnic_qp *qp);
 bool srnic_net_req_ahead(struct srnic_engine *eng, struct srnic_qp *qp,
 			 u32 idx, struct srnic_msg *m);
 

@@ -855,6 +855,21 @@ void srnic_net_req_forget(struct srnic_qp *qp)
 }
 
 /*
+ * The requester's connection begins (RTS): what it had is forgotten, and an
+ * answer taken from the netdev before now is of an earlier connection.  Not
+ * in forget(), which a QP in error runs at every visit.
+ */
+void srnic_net_req_begin(struct srnic_qp *qp)
+{
+	struct srnic_wire_qp *w = &qp->w;
+
+	srnic_net_req_forget(qp);
+	spin_lock(&w->lock);
+	w->ans_gen = atomic64_inc_return(&to_sdev(qp->ibqp.device)->rx_gen);
+	spin_unlock(&w->lock);
+}
+
+/*
  * The transport's answered(): the piece at the send queue's head is the
  * one on the wire and answered well, or the first sent ahead and known
  * received (an ACK past it, its responses in).  The WQE's own opcode and
@@ -1302,6 +1317,10 @@ void srnic_net_req_rx(struct srnic_engine *eng, struct srnic_qp *qp,
 	s32 d, n;
 
 	spin_lock(&w->lock);
+	if (!srnic_pkt_since(p, w->ans_gen)) {
+		spin_unlock(&w->lock);
+		return;
+	}
 	if (w->out && !w->answered)
 		srnic_req_progress(qp);
 	d = srnic_psn_diff(p->psn, w->out_first);

@@ -142,7 +142,7 @@ void srnic_net_resp_forget(struct srnic_qp *qp, u32 epsn)
 	struct srnic_wire_qp *w = &qp->w;
 
 	spin_lock(&w->rx_lock);
-	w->rx_epoch++;
+	w->rx_gen = atomic64_inc_return(&to_sdev(qp->ibqp.device)->rx_gen);
 	w->epsn = epsn;
 	w->msn = 0;
 	w->nak_sent = false;

@@ -483,7 +483,7 @@ static void srnic_qp_wire_start(struct srnic_qp *qp, enum ib_qp_state to)
 	struct srnic_wire_qp *w = &qp->w;
 
 	if (to != IB_QPS_RTR) {
-		srnic_net_req_forget(qp);
+		srnic_net_req_begin(qp);
 		/* RC: the connection's zero-copy packets, PSNs from sq_psn. */
 		if (qp->w.ahead && srnic_zc_init(qp))
 			pr_debug("srnic: QP %u copies its payloads: no memory\n", qp->qpn);

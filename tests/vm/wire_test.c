@@ -937,8 +937,9 @@ static void expect_quiet_to(struct __test_metadata *_metadata, FIXTURE_DATA(rcw)
 		       (epsn - 1) & 0xffffff, a.op, a.psn, a.syn);
 	if (cq) {
 		EXPECT_EQ(0, poll_one(cq, &wc, 0))
-			TH_LOG("before the sentinel: completion wr_id %llu (%s)",
-			       (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+			TH_LOG("before the sentinel: completion wr_id %llu opcode %d (%s)",
+			       (unsigned long long)wc.wr_id, wc.opcode,
+			       ibv_wc_status_str(wc.status));
 	}
 }
 
@@ -4337,6 +4338,91 @@ TEST_F(rcw, error_while_the_head_faults)
 	EXPECT_EQ(IBV_WC_RECV, wc.opcode);
 	dereg_released(_metadata, mr);
 	munmap(buf, LEN);
+}
+
+static int rx_hold_injected(const char *unused)
+{
+	return dbg_number(W_DBG "fault/rx_hold/injected", NULL) > 0;
+}
+
+/*
+ * The next packet srnic takes for QP @qpn waits in its receive queue, the
+ * packets behind it too, until rx_hold_release().
+ */
+static void rx_hold(struct __test_metadata *_metadata, uint32_t qpn)
+{
+	net_spoil();
+	ASSERT_EQ(0, sh("cd " W_DBG "fault/rx_hold && echo %u > qpn && echo 1 > times && "
+			"echo 100 > probability", qpn));
+}
+
+/* The packet held goes, the one held exactly. */
+static void rx_hold_release(struct __test_metadata *_metadata)
+{
+	EXPECT_EQ(1, dbg_number(W_DBG "fault/rx_hold/injected", NULL));
+	ASSERT_EQ(0, sh("echo 0 > " W_DBG "fault/rx_hold/probability"));
+}
+
+/*
+ * A SEND at the expected PSN waits in srnic's receive queue (the fault
+ * rx_hold: an engine late to take packets, as the debug kernel's is) while
+ * its QP is reset and connected to another peer QP, from the same address
+ * and expecting the same PSN: it was the old connection's, and the new one
+ * neither receives it nor answers it.  (Taken for the new connection's
+ * first SEND, it completed a receive and was acknowledged to the new QPN;
+ * on the debug kernel one round in 64 of reset_while_reading_forgets_the_
+ * read saw a SEND held that way NAKed to the new QPN.)
+ */
+TEST_F(rcw, packets_before_a_reset_are_not_the_new_connections)
+{
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct rcpkt r = rc_send(W_PSN, 16, 0x61);
+
+	ASSERT_EQ(0, post_recv(&self->x, 1, 0, 4096));
+	rx_hold(_metadata, self->x.qp->qp_num);
+	ASSERT_EQ(0, rc_send_pkt(self, &r));
+	ASSERT_TRUE(wait_until(rx_hold_injected, NULL, 1, WC_MS));
+	ASSERT_EQ(0, ibv_modify_qp(self->x.qp, &reset, IBV_QP_STATE));
+	ASSERT_EQ(0, ep_connect(&self->x, W_PQPN + 0x77));
+	ASSERT_EQ(0, post_recv(&self->x, 2, 4096, 4096));
+	rx_hold_release(_metadata);
+	/* Behind the held SEND in the queue: the first answer, and no receive. */
+	expect_quiet_to(_metadata, self, self->x.qp->qp_num, W_PSN, self->x.cq);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->x.qp));
+}
+
+/*
+ * An ACK for the WRITE at the first PSN waits in srnic's receive queue
+ * while the QP is reset and connected again, and sends a new WRITE at the
+ * same PSN: the ACK was for the old one and completes nothing.  (Taken for
+ * the new connection's, it completed a WRITE the peer never had.)
+ */
+TEST_F(rcw, answers_before_a_reset_are_not_the_new_connections)
+{
+	const uint8_t ops[] = { OP_WRITE_ONLY };
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct ibv_wc wc;
+
+	ep_destroy(&self->x);
+	rc_connect(_metadata, self, 22);
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 0, 0, 64));
+	expect_requests(_metadata, self, ops, 1, W_PSN);
+	rx_hold(_metadata, self->x.qp->qp_num);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, W_PSN, 0);
+	ASSERT_TRUE(wait_until(rx_hold_injected, NULL, 1, WC_MS));
+	ASSERT_EQ(0, ibv_modify_qp(self->x.qp, &reset, IBV_QP_STATE));
+	while (poll_one(self->x.cq, &wc, 0) == 1)
+		;
+	ASSERT_EQ(0, ep_connect(&self->x, W_PQPN + 0x77));
+	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_WRITE, 1, 64, 64));
+	expect_requests(_metadata, self, ops, 1, W_PSN);
+	rx_hold_release(_metadata);
+	/* Behind the held ACK in the queue: the sentinel's, and no completion. */
+	expect_quiet_to(_metadata, self, self->x.qp->qp_num, W_PSN, self->x.cq);
+	peer_answer(_metadata, self, OP_ACK, SYN_ACK | 0x1f, W_PSN, 0);
+	ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 }
 
 static int tx_packets_at_least(const char *want)
