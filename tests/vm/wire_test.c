@@ -3060,6 +3060,13 @@ TEST_F(rcw, reset_while_reading_forgets_the_read)
 	struct ibv_wc wc;
 	struct rcpkt r;
 
+	/*
+	 * The new connection's WRITE waits while the test reads the old one's
+	 * READ responses up to it: on the debug kernel, longer than the
+	 * default timer's seven retries (0.5 s), which failed the WRITE with
+	 * RETRY_EXC_ERR.  About 1 s a try.
+	 */
+	self->x.o.timeout = 18;
 	for (int round = 0; round < 64; round++) {
 		uint32_t qpn = W_PQPN + 0x100 + round, old = self->x.peer_qpn;
 
@@ -3092,7 +3099,8 @@ TEST_F(rcw, reset_while_reading_forgets_the_read)
 		peer_answer(_metadata, self, OP_ACK, SYN_ACK, W_PSN, 0);
 		ASSERT_EQ(1, poll_one(self->x.cq, &wc, WC_MS));
 		EXPECT_EQ(7u, wc.wr_id) TH_LOG("round %d: a held SEND completed", round);
-		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("round %d: %s", round,
+							    ibv_wc_status_str(wc.status));
 		/* Then nothing: neither the READ's rest nor a SEND it held. */
 		ASSERT_EQ(0, send_sentinel(self, self->x.qp->qp_num, W_PSN));
 		for (;;) {
