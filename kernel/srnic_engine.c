@@ -176,7 +176,8 @@ static struct srnic_qp *srnic_scan_next(struct srnic_thread *t,
  * one section, so that polling costs a few loads per QP and no barrier;
  * after a batch of work the section is left and entered again, so that no
  * section holds more than one batch, as ODP invalidations and removals
- * wait for it.
+ * wait for it, and the CPU is offered: a pass over many busy QPs is as
+ * long as their batches together (26 s were seen on the debug kernel).
  */
 static int srnic_engine_scan(struct srnic_thread *t, unsigned long *timer,
 			     unsigned int passes)
@@ -208,6 +209,7 @@ static int srnic_engine_scan(struct srnic_thread *t, unsigned long *timer,
 			work += done < 0 ? 1 : done;
 			if (done > 0) {
 				srcu_read_unlock(&srnic_engine_srcu, srcu);
+				cond_resched();
 				srcu = srcu_read_lock(&srnic_engine_srcu);
 			}
 		}

@@ -532,6 +532,8 @@ static void srnic_send_ahead(struct srnic_dev *sdev, struct srnic_engine *eng,
 		if (!went)
 			break;
 		sent += m.plen;
+		/* A window of packets is seconds where each costs milliseconds. */
+		cond_resched();
 	}
 	*bytes += sent;
 }

@@ -28,6 +28,22 @@ static inline uint64_t scaled_ms(uint64_t ms)
 }
 
 /*
+ * A QP's local ACK timeout exponent (4.096 us << @t) stretched as
+ * scaled_ms() stretches a time limit: by the next power of two of
+ * SRNIC_TIME_SCALE, at most the largest, 31.
+ */
+static inline uint8_t scaled_qp_timeout(uint8_t t)
+{
+	uint64_t scale = scaled_ms(1);
+
+	while (scale > 1 && t < 31) {
+		t++;
+		scale = (scale + 1) / 2;
+	}
+	return t;
+}
+
+/*
  * The one wait for "nothing happens", of last resort: 300 ms, scaled.
  * Wherever one can exist, a check that something does not arrive is a
  * sentinel instead: a marker sent after what must not arrive, ordered

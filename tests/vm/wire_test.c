@@ -2586,7 +2586,8 @@ TEST_F(rcw, qps_of_a_thread_share_one_window)
 	inet_pton(AF_INET, W_PEER, peer.raw + 12);
 	o.buf_len = (size_t)MSGS * LEN;
 	o.send_wr = MSGS;
-	o.timeout = 20;		/* 4 s: nothing goes twice meanwhile */
+	/* 4 s (scaled): nothing goes twice meanwhile. */
+	o.timeout = scaled_qp_timeout(20);
 	for (int i = 0; i < NQP; i++) {
 		ASSERT_EQ(0, ep_create(&self->e, &o, &q[i]));
 		q[i].dgid = &peer;
@@ -3064,9 +3065,9 @@ TEST_F(rcw, reset_while_reading_forgets_the_read)
 	 * The new connection's WRITE waits while the test reads the old one's
 	 * READ responses up to it: on the debug kernel, longer than the
 	 * default timer's seven retries (0.5 s), which failed the WRITE with
-	 * RETRY_EXC_ERR.  About 1 s a try.
+	 * RETRY_EXC_ERR.  About 1 s a try, scaled.
 	 */
-	self->x.o.timeout = 18;
+	self->x.o.timeout = scaled_qp_timeout(18);
 	for (int round = 0; round < 64; round++) {
 		uint32_t qpn = W_PQPN + 0x100 + round, old = self->x.peer_qpn;
 
