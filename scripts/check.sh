@@ -10,6 +10,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 # shellcheck source-path=SCRIPTDIR source=lib/pair-plans.sh
 . scripts/lib/pair-plans.sh
+# shellcheck source-path=SCRIPTDIR source=lib/vm-counts.sh
+. scripts/lib/vm-counts.sh
 build=${BUILD:-$top/build}
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
@@ -59,11 +61,7 @@ qemu/run --timeout "${VM_TIMEOUT:-2400}" "${kbuild[@]}" --module "${SRNIC_MODULE
 	--nic alone -- tests/vm/run-all.sh 2>&1 |
 	tee "$log/vm.txt"
 vm_rc=${PIPESTATUS[0]}
-vm_line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed' "$log/vm.txt" | tail -n 1)
-vm_passed=$(echo "$vm_line" | sed -n 's/^vm: \([0-9]*\) passed.*/\1/p')
-vm_failed=$(echo "$vm_line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
-vm_skipped=$(echo "$vm_line" | sed -n 's/.* \([0-9]*\) skipped.*/\1/p')
-vm_passed=${vm_passed:-0} vm_failed=${vm_failed:-0} vm_skipped=${vm_skipped:-0}
+read -r vm_passed vm_failed vm_skipped < <(vm_counts "$log/vm.txt")
 # A crash, hang or kernel warning fails the run even if every test passed.
 if [ "$vm_rc" -ne 0 ] && [ "$vm_failed" -eq 0 ]; then
 	echo "not ok - VM run (qemu/run status $vm_rc: crash, hang or kernel warning)" | tee -a "$log/own.txt"
