@@ -4,15 +4,16 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 results=${SRNIC_DEBUG_RESULTS:-$top/build/check-debug}
+. "$top/scripts/lib/debug-parts.sh"
 head=$(git -C "$top" rev-parse --short HEAD)
 whole=1
-for k in 1 2 3 4; do
+for k in $(seq 1 "$debug_nparts"); do
 	if [ -f "$results/part-$k.txt" ]; then
 		cat "$results/part-$k.txt"
 		read -r c _ _ r _ <"$results/part-$k.txt"
 		[ "$c" = "$head" ] && [ "$r" = pass ] || whole=0
 	else
-		echo "part $k/4: never run here"
+		echo "part $k/$debug_nparts: never run here"
 		whole=0
 	fi
 done

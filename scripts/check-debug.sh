@@ -1,35 +1,17 @@
 #!/usr/bin/env bash
-# `make check-debug [PART=K/4]`: the VM suites on the debug guest kernel (scripts/debug-kernel.sh:
-# KASAN, lockdep, UBSAN, kmemleak, SLUB debugging), with srnic built against it, in four parts of
-# at most about 45 minutes each, so that a whole run fits sittings of a session:
-#   1/4  wire_test                      (the hostile peer and the wire transport)
-#   2/4  every other kselftest suite
-#   3/4  the parts that are not kselftest suites (tools, rdma_cm, kernel verbs, ULPs, rdma-core,
-#        teardown, unload, install, kmemleak)
-#   4/4  two guests on one wire
-# Without PART, the four in turn.  Each part's result is recorded with the commit it ran on
-# (build/check-debug/part-K.txt); `make check-debug-report` prints them.  Time limits in the
-# suites are stretched by SRNIC_TIME_SCALE: every system call is many times slower there.
+# `make check-debug [PART=K/5]`: the VM suites on the debug guest kernel (scripts/debug-kernel.sh:
+# KASAN, lockdep, UBSAN, kmemleak, SLUB debugging), with srnic built against it, in the parts of
+# scripts/lib/debug-parts.sh.  Without PART, all in turn.  Each part's result is recorded with the
+# commit it ran on (build/check-debug/part-K.txt); `make check-debug-report` prints them.  Time
+# limits in the suites are stretched by SRNIC_TIME_SCALE: every system call is many times slower
+# there.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 kb=${KDEBUG:-$top/build/kdebug}
 results=${SRNIC_DEBUG_RESULTS:-$top/build/check-debug}
-nparts=4
-
-# The suites of each part (SRNIC_SUITES names, as tests/vm/run-all.sh takes them).
-part_suites() {
-	local ksft
-	# TEST_GEN_PROGS of the target's Makefile: its lines up to the first without a backslash.
-	ksft=$(awk '/^TEST_GEN_PROGS/ { on = 1; sub(/.*:= */, "") }
-		on { c = sub(/\\$/, ""); printf "%s ", $0; if (!c) exit }' tests/vm/Makefile)
-	case $1 in
-	1) echo "wire_test" ;;
-	2) echo "$ksft" | tr -s ' \t' '\n' | grep -vx -e wire_test -e '' | tr '\n' ' ' ;;
-	3) echo "devices devices_ns forward ksft_runner tools cm kverbs ulp pyverbs teardown rmmod install" ;;
-	4) echo "pair" ;;
-	esac
-}
+. scripts/lib/debug-parts.sh
+nparts=$debug_nparts
 
 part=${PART:-}
 if [ -z "$part" ]; then
@@ -61,11 +43,11 @@ mkdir -p "$results"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 t0=$SECONDS
-echo "# ==== check-debug part $k/$nparts on $commit: $(part_suites "$k")"
+echo "# ==== check-debug part $k/$nparts on $commit: $(debug_part_suites "$k" "$top")"
 # srnic.max_mr: a table of 32,768 MRs, so the tests that fill it (or a quarter of it) take
 # minutes rather than most of an hour; every registration costs milliseconds here.
 st=0
-SRNIC_SUITES=$(part_suites "$k") \
+SRNIC_SUITES=$(debug_part_suites "$k" "$top") \
 SRNIC_APPEND=${SRNIC_APPEND:-srnic.max_mr=32768} \
 SRNIC_TIME_SCALE=${SRNIC_TIME_SCALE:-8} SRNIC_KBUILD=$kb SRNIC_MODULE=$kb/srnic/kernel/srnic.ko \
 	VM_TIMEOUT=${VM_TIMEOUT:-5400} PAIR_TIMEOUT=${PAIR_TIMEOUT:-5400} scripts/check.sh |

@@ -4825,12 +4825,16 @@ TEST_F(rcw, read_responses_as_they_come_hold_the_timer)
 	struct ibv_sge sge;
 
 	ep_destroy(&self->x);
-	/* 134 ms; the responses 50 ms apart, 400 ms in all. */
-	rc_connect(_metadata, self, 15);
+	/*
+	 * 134 ms; the responses 50 ms apart, 400 ms in all (both stretched
+	 * alike on the debug kernel, where one response can take longer to
+	 * send than 50 ms).
+	 */
+	rc_connect(_metadata, self, scaled_qp_timeout(15));
 	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 0, n * mtu));
 	expect_requests(_metadata, self, rd, 1, psn);
 	for (uint32_t i = 0; i < n; i++) {
-		usleep(50 * 1000);
+		usleep(scaled_ms(50) * 1000);
 		peer_read_resp(_metadata, self, !i ? OP_READ_FIRST : i < n - 1 ?
 				OP_READ_MIDDLE : OP_READ_LAST, psn + i, mtu, 0x40 + i);
 	}
@@ -4860,7 +4864,6 @@ TEST_F(rcw, stale_answers_hold_the_timer)
 	const uint8_t rd[] = { OP_READ_REQ }, send[] = { OP_SEND_ONLY };
 	uint32_t mtu = mtu_bytes(self->e.port.active_mtu), psn = W_PSN;
 	long long retransmits = counter("retransmits");
-	uint8_t timeout = 15, scale = scaled_ms(1);
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
 
@@ -4868,12 +4871,8 @@ TEST_F(rcw, stale_answers_hold_the_timer)
 	 * 134 ms; the stale answers 50 ms apart, 400 ms in all.  A slow
 	 * kernel takes longer to send and to take each: all times scaled.
 	 */
-	while (scale > 1) {
-		timeout++;
-		scale = (scale + 1) / 2;
-	}
 	ep_destroy(&self->x);
-	rc_connect(_metadata, self, timeout);
+	rc_connect(_metadata, self, scaled_qp_timeout(15));
 	ASSERT_EQ(0, post_rdma(&self->x, IBV_WR_RDMA_READ, 1, 0, mtu));
 	expect_requests(_metadata, self, rd, 1, psn);
 	peer_read_resp(_metadata, self, OP_READ_ONLY, psn, mtu, 0x50);
