@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make check-debug [PART=K/5]`: the VM suites on the debug guest kernel (scripts/debug-kernel.sh:
+# `make check-debug [PART=K/6]`: the VM suites on the debug guest kernel (scripts/debug-kernel.sh:
 # KASAN, lockdep, UBSAN, kmemleak, SLUB debugging), with srnic built against it, in the parts of
 # scripts/lib/debug-parts.sh.  Without PART, all in turn.  Each part's result is recorded with the
 # commit it ran on (build/check-debug/part-K.txt); `make check-debug-report` prints them.  Time
@@ -43,11 +43,11 @@ mkdir -p "$results"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 t0=$SECONDS
-echo "# ==== check-debug part $k/$nparts on $commit: $(debug_part_suites "$k" "$top")"
+echo "# ==== check-debug part $k/$nparts on $commit: $(debug_part_suites "$k" "$top") $(debug_part_env "$k")"
 # srnic.max_mr: a table of 32,768 MRs, so the tests that fill it (or a quarter of it) take
 # minutes rather than most of an hour; every registration costs milliseconds here.
 st=0
-SRNIC_SUITES=$(debug_part_suites "$k" "$top") \
+env $(debug_part_env "$k") SRNIC_SUITES="$(debug_part_suites "$k" "$top")" \
 SRNIC_APPEND=${SRNIC_APPEND:-srnic.max_mr=32768} \
 SRNIC_TIME_SCALE=${SRNIC_TIME_SCALE:-8} SRNIC_KBUILD=$kb SRNIC_MODULE=$kb/srnic/kernel/srnic.ko \
 	VM_TIMEOUT=${VM_TIMEOUT:-5400} PAIR_TIMEOUT=${PAIR_TIMEOUT:-5400} scripts/check.sh |

@@ -348,6 +348,43 @@ static inline void srnic_scale_timeouts(void)
 }
 
 /*
+ * SRNIC_TEST_SHARD=K/N: the suite runs only its tests whose place in it
+ * (counting every test of every fixture, in order) is K modulo N, so that
+ * a long suite can be split over guest runs (make check-debug's parts)
+ * with its slow and fast tests mixed in each.  The harness counts and
+ * plans what is left.
+ */
+static inline void srnic_shard_tests(void)
+{
+	const char *s = getenv("SRNIC_TEST_SHARD");
+	unsigned int k, n, i = 0;
+
+	if (!s || sscanf(s, "%u/%u", &k, &n) != 2 || !n || !k || k > n)
+		return;
+	for (struct __fixture_metadata *f = __fixture_list; f; f = f->next) {
+		struct __test_metadata *t = f->tests, *next;
+
+		for (; t; t = next, i++) {
+			next = t->next;
+			if (i % n == k - 1)
+				continue;
+			/* Out of the list (head->prev is its tail). */
+			if (t == f->tests) {
+				f->tests = next;
+				if (next)
+					next->prev = t->prev;
+			} else {
+				t->prev->next = next;
+				if (next)
+					next->prev = t->prev;
+				else
+					f->tests->prev = t->prev;
+			}
+		}
+	}
+}
+
+/*
  * Without $SRNIC_DEV a suite makes its own device, as one run by the
  * kernel's kselftest runner must: a veth pair and `rdma link add` on one
  * end, removed when the suite's process exits (not its forked tests).
@@ -423,6 +460,7 @@ static inline void srnic_test_device(void)
 	int main(int argc, char **argv) \
 	{ \
 		srnic_scale_timeouts(); \
+		srnic_shard_tests(); \
 		srnic_test_device(); \
 		return test_harness_run(argc, argv); \
 	}
