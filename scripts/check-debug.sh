@@ -47,6 +47,7 @@ echo "# ==== check-debug part $k/$nparts on $commit: $(debug_part_suites "$k" "$
 # srnic.max_mr: a table of 32,768 MRs, so the tests that fill it (or a quarter of it) take
 # minutes rather than most of an hour; every registration costs milliseconds here.
 st=0
+# shellcheck disable=SC2046 # the part's assignments, one word each (or none)
 env $(debug_part_env "$k") SRNIC_SUITES="$(debug_part_suites "$k" "$top")" \
 SRNIC_APPEND=${SRNIC_APPEND:-srnic.max_mr=32768} \
 SRNIC_TIME_SCALE=${SRNIC_TIME_SCALE:-8} SRNIC_KBUILD=$kb SRNIC_MODULE=$kb/srnic/kernel/srnic.ko \

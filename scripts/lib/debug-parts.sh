@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The parts of `make check-debug` (sourced by scripts/check-debug.sh and check-debug-report.sh).
 # Each part is one guest run of about 45 minutes on the debug kernel, so that a whole run fits
 # sittings of a session and no part nears the guest's 90-minute limit.
@@ -9,6 +10,7 @@
 #   5/6  the parts that are not kselftest suites (tools, rdma_cm, kernel verbs, ULPs,
 #        rdma-core, teardown, unload, install)
 #   6/6  two guests on one wire
+# shellcheck disable=SC2034 # read by the scripts that source this
 debug_nparts=6
 
 # The environment part $1 runs with, beyond its suites.
