@@ -41,8 +41,8 @@ check-full: deps all
 	SRNIC_TIER=full scripts/check.sh
 
 # Every VM suite on a debug guest kernel (KASAN, lockdep, UBSAN, kmemleak), built once and
-# cached under build/kdebug (15-30 minutes on 2 cores the first time), in the six parts of
-# scripts/lib/debug-parts.sh: PART=K/6 runs one, and records its result with the commit
+# cached under build/kdebug (15-30 minutes on 2 cores the first time), in the seven parts of
+# scripts/lib/debug-parts.sh: PART=K/7 runs one, and records its result with the commit
 # (check-debug-report prints them).
 check-debug: deps all
 	PART=$(PART) scripts/check-debug.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make check-debug [PART=K/6]`: the VM suites on the debug guest kernel (scripts/debug-kernel.sh:
+# `make check-debug [PART=K/7]`: the VM suites on the debug guest kernel (scripts/debug-kernel.sh:
 # KASAN, lockdep, UBSAN, kmemleak, SLUB debugging), with srnic built against it, in the parts of
 # scripts/lib/debug-parts.sh.  Without PART, all in turn.  Each part's result is recorded with the
 # commit it ran on (build/check-debug/part-K.txt); `make check-debug-report` prints them.  Time
