@@ -9,7 +9,8 @@ base_pkgs=(build-essential cmake pkg-config git kmod bc flex bison libelf-dev py
 	qemu-system-x86 busybox-static iproute2 strace procps rsync tcpdump tshark
 	dkms iperf3 rdma-core libibverbs-dev ibverbs-utils ibverbs-providers libibverbs1 librdmacm-dev
 	perftest rdmacm-utils python3-pyverbs infiniband-diags nvme-cli fio nfs-kernel-server
-	linux-source-6.12 linux-headers-amd64 googletest libgtest-dev zlib1g-dev)
+	linux-source-6.12 linux-headers-amd64 googletest libgtest-dev zlib1g-dev
+	ucx-utils openmpi-bin libopenmpi-dev)
 
 missing() {
 	local p

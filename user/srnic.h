@@ -387,6 +387,24 @@ static inline unsigned int srnic_wc_flags(uint8_t f)
 	       (f & SRNIC_CQE_TM_DATA_VALID ? IBV_WC_TM_DATA_VALID : 0);
 }
 
+/*
+ * On Ethernet, mlx5's provider reports a receive's network header type in sl
+ * (bits 2:0: 1 IPv6, 2 IPv4); UCX's UD transport reads it there to know which
+ * bytes of the GRH slot hold the destination address.  srnic reports it the
+ * same way for every receive that carries a GRH.
+ */
+enum srnic_wc_sl_l3 {
+	SRNIC_WC_SL_L3_IPV6 = 1,
+	SRNIC_WC_SL_L3_IPV4 = 2,
+};
+
+static inline uint8_t srnic_wc_sl(uint8_t sl, uint8_t f)
+{
+	if (!(f & SRNIC_CQE_GRH))
+		return sl;
+	return f & SRNIC_CQE_GRH_IPV4 ? SRNIC_WC_SL_L3_IPV4 : SRNIC_WC_SL_L3_IPV6;
+}
+
 static inline struct srnic_pd *to_spd(struct ibv_pd *ibpd)
 {
 	return (struct srnic_pd *)((char *)ibpd - offsetof(struct srnic_pd, ibpd));

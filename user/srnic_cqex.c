@@ -145,7 +145,9 @@ static uint8_t srnic_read_dlid_path_bits(struct ibv_cq_ex *cqx)
 
 static uint8_t srnic_read_sl(struct ibv_cq_ex *cqx)
 {
-	return to_scqx(cqx)->cur->sl;
+	const struct srnic_cqe *cqe = to_scqx(cqx)->cur;
+
+	return srnic_wc_sl(cqe->sl, cqe->wc_flags);
 }
 
 static uint64_t srnic_read_completion_ts(struct ibv_cq_ex *cqx)

@@ -366,7 +366,7 @@ static int srnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 			.src_qp = cqe->src_qp,
 			.wc_flags = srnic_wc_flags(cqe->wc_flags),
 			.pkey_index = cqe->pkey_index,
-			.sl = cqe->sl,
+			.sl = srnic_wc_sl(cqe->sl, cqe->wc_flags),
 		};
 		cq->consumer++;
 	}

@@ -8,7 +8,7 @@
 #   4/7  hostile_test and the kselftest suites after it (hostile, adversarial, ops, fairness,
 #        threads, multicast)
 #   5/7  the parts that are not kselftest suites, first half (devices, runner, tools,
-#        rdma_cm, kernel verbs)
+#        rdma_cm, UCX and Open MPI, kernel verbs)
 #   6/7  ... second half (ULPs, rdma-core, teardown, unload, install)
 #   7/7  two guests on one wire
 # shellcheck disable=SC2034 # read by the scripts that source this
@@ -34,7 +34,7 @@ debug_part_suites() {
 	1 | 2) echo "wire_test" ;;
 	3) echo "$ksft" | sed '/^hostile_test$/,$d' | tr '\n' ' ' ;;
 	4) echo "$ksft" | sed -n '/^hostile_test$/,$p' | tr '\n' ' ' ;;
-	5) echo "devices devices_ns forward ksft_runner tools cm kverbs" ;;
+	5) echo "devices devices_ns forward ksft_runner tools cm ucx kverbs" ;;
 	6) echo "ulp pyverbs teardown rmmod install" ;;
 	7) echo "pair" ;;
 	esac

@@ -7,6 +7,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 
 . "$top/tests/vm/tools.sh"	# ibv_*_pingpong, perftest, system calls per post
 . "$top/tests/vm/cm.sh"		# programs that connect through rdma_cm
+. "$top/tests/vm/ucx.sh"	# UCX and Open MPI with UCX's defaults
 . "$top/tests/vm/kverbs.sh"	# the kernel verbs, from a test module
 . "$top/tests/vm/ulp.sh"	# kernel ULPs: NVMe over RDMA, NFS over RDMA
 . "$top/tests/vm/forward.sh"	# a router's netdev bound to srnic
@@ -15,7 +16,7 @@ srnic_setup_main_device || { echo "vm: 0 passed, 1 failed, 0 skipped"; exit 1; }
 
 # SRNIC_SUITES="mr_test hostile_test teardown ..." runs only those parts (default: all); the
 # parts that are not kselftest suites are devices, devices_ns, forward, ksft_runner, tools, cm,
-# kverbs, ulp, pyverbs, install, teardown and rmmod.
+# ucx, kverbs, ulp, pyverbs, install, teardown and rmmod.
 want() { [ -z "${SRNIC_SUITES:-}" ] || [[ " $SRNIC_SUITES " == *" $1 "* ]]; }
 
 # Time limits: the target's settings give each suite 30 minutes; a slower kernel gets more.
@@ -142,6 +143,9 @@ want tools && run_part tools tools_checks
 
 # Programs that connect through rdma_cm (QP1, ib_cm and the kernel verbs under them).
 want cm && run_part cm run_cm_tools
+
+# UCX (UCT and UCP) and Open MPI over UCX, with UCX's defaults.
+want ucx && run_part ucx run_ucx
 
 # The kernel verbs from a test module, then the kernel ULPs that use them.
 want kverbs && run_part kverbs run_kverbs

@@ -176,6 +176,8 @@ static void send_one(struct __test_metadata *_metadata, struct ep *x,
 	if (grh) {
 		EXPECT_TRUE(wc.wc_flags & IBV_WC_GRH);
 		EXPECT_EQ(x->qp->qp_num, wc.src_qp);
+		/* sl names the slot's header, as mlx5's provider does (2 IPv4, 1 IPv6). */
+		EXPECT_EQ(y->buf[roff + 20] == 0x45 ? 2 : 1, wc.sl);
 	}
 	EXPECT_EQ(-1, verify(y->buf + roff + grh, len, seed))
 		TH_LOG("%u-byte message differs at %ld", len,
