@@ -99,6 +99,8 @@
 #define SRNIC_PIECE		SZ_64K
 #define SRNIC_VISIT_BYTES	SZ_256K
 #define SRNIC_CALL_BYTES	SZ_4M
+/* How long the engine keeps the CPU within a pass or a window (srnic_offer_cpu()). */
+#define SRNIC_CPU_HOLD		msecs_to_jiffies(50)
 /*
  * How long a responder may take to answer, as 4.096 us << n: the engine
  * thread may be asleep and must be scheduled first, which a loaded host

@@ -176,15 +176,16 @@ static struct srnic_qp *srnic_scan_next(struct srnic_thread *t,
  * one section, so that polling costs a few loads per QP and no barrier;
  * after a batch of work the section is left and entered again, so that no
  * section holds more than one batch, as ODP invalidations and removals
- * wait for it, and the CPU is offered: a pass over many busy QPs is as
- * long as their batches together (26 s were seen on the debug kernel).
+ * wait for it, and the CPU is offered (srnic_offer_cpu()): a pass over
+ * many busy QPs is as long as their batches together (26 s were seen on
+ * the debug kernel).
  */
 static int srnic_engine_scan(struct srnic_thread *t, unsigned long *timer,
 			     unsigned int passes)
 {
+	unsigned long idx, held = jiffies;
 	struct srnic_qp *qp;
 	int work = 0, done, srcu;
-	unsigned long idx;
 	u32 pos;
 
 	srcu = srcu_read_lock(&srnic_engine_srcu);
@@ -209,7 +210,7 @@ static int srnic_engine_scan(struct srnic_thread *t, unsigned long *timer,
 			work += done < 0 ? 1 : done;
 			if (done > 0) {
 				srcu_read_unlock(&srnic_engine_srcu, srcu);
-				cond_resched();
+				srnic_offer_cpu(&held);
 				srcu = srcu_read_lock(&srnic_engine_srcu);
 			}
 		}

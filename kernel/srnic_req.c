@@ -507,6 +507,7 @@ static void srnic_send_ahead(struct srnic_dev *sdev, struct srnic_engine *eng,
 			     struct srnic_qp *qp, u64 *bytes, u64 budget)
 {
 	const struct srnic_transport *x = qp->xport;
+	unsigned long held = jiffies;
 	struct srnic_msg m;
 	u64 off, sent = 0;
 	u32 prod, idx;
@@ -533,7 +534,7 @@ static void srnic_send_ahead(struct srnic_dev *sdev, struct srnic_engine *eng,
 			break;
 		sent += m.plen;
 		/* A window of packets is seconds where each costs milliseconds. */
-		cond_resched();
+		srnic_offer_cpu(&held);
 	}
 	*bytes += sent;
 }
