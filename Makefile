@@ -11,11 +11,11 @@ KSFT_TREE := $(BUILD)/ksft/linux
 KSFT := $(KSFT_TREE)/tools/testing/selftests
 VM_TIMEOUT ?= 2400
 
-.PHONY: all deps kernel user ksft check check-full check-debug check-debug-report check-host \
+.PHONY: all deps kernel user ksft module check check-full check-debug check-debug-report check-host \
 	check-vm run bench \
 	install uninstall clean
 
-all: kernel user ksft
+all: kernel user ksft module
 
 deps:
 	@scripts/deps.sh
@@ -23,6 +23,11 @@ deps:
 kernel:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/kverbs modules
+
+# srnic.ko for the running kernel too, when it is not the guest's and its headers are installed
+# (build/module/$(uname -r)/srnic.ko either way); says which module is for which kernel.
+module: kernel
+	@KVER=$(KVER) scripts/module-running.sh $(BUILD)
 
 # The VM suites, a kselftest target (tests/vm/Makefile), built as the kernel builds its own:
 # placed in Debian's linux-source-6.12 selftests, then `make TARGETS=...` there.

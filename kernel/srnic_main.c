@@ -227,7 +227,9 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 		       ndev->name, err);
 		goto err_dealloc;
 	}
-	srnic_info(sdev, "created on %s\n", ndev->name);
+	/* What a user of the device needs next, where README sends them. */
+	srnic_info(sdev, "created on %s; verbs programs find it through the srnic provider of libibverbs (make install, or RDMAV_DRIVERS=<tree>/build/cmake/libsrnic)\n",
+		   ndev->name);
 	return 0;
 
 err_dealloc:

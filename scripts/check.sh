@@ -30,13 +30,12 @@ echo "part| host $host_passed $host_failed 0 $((SECONDS - t0))" >"$log/parts.txt
 t0=$SECONDS hdr_passed=$host_passed hdr_failed=$host_failed
 
 # The module builds against every other kernel's headers installed (Debian 12's default 6.1 from
-# linux-headers-amd64), in a copy: Kbuild writes next to the sources.
+# linux-headers-amd64), in a copy (scripts/module-for.sh).
 kver=$(scripts/kver.sh)
 for kb in /lib/modules/*/build; do
 	v=$(basename "$(dirname "$kb")")
 	[ "$v" != "$kver" ] && [ -e "$kb/Makefile" ] || continue
-	rm -rf "$log/other" && mkdir -p "$log/other" && cp -r kernel include dkms.conf "$log/other/"
-	if make -s -C "$kb" M="$log/other/kernel" modules >"$log/other.txt" 2>&1; then
+	if scripts/module-for.sh "$v" "$log/other" >"$log/other.txt" 2>&1; then
 		echo "ok - srnic.ko builds against $v's headers"
 		host_passed=$((host_passed + 1))
 	else

@@ -100,6 +100,10 @@ run_install() {
 		rdma link del "$SRNIC_DEV" 2>/dev/null
 		run_check "srnic unloads before the install" rmmod srnic || { inst_umount; return; }
 	fi
+	# README's "Use" without installing: make's module for the running kernel.
+	run_check "insmod build/module/\$(uname -r)/srnic.ko, as make leaves it for this kernel" \
+		sh -c "KVER=$(uname -r) $top/scripts/module-running.sh /tmp/modb >/dev/null &&
+		       insmod /tmp/modb/module/$(uname -r)/srnic.ko && rmmod srnic"
 	# DKMS builds the module from its source under emulation (about ten minutes): the full tier.
 	# The short tier installs the module the tree built (DKMS=no) and checks that DKMS takes
 	# dkms.conf and the source as make install lays them out.

@@ -137,6 +137,8 @@ run_check "ibv_devinfo -v: active Ethernet port with RoCEv2 GIDs" \
 	       grep -q 'GID\[ *0\]:.*fe80.*RoCE v2' /tmp/devinfo.txt"
 run_check "rdma link shows $SRNIC_DEV on $SRNIC_NETDEV" \
 	sh -c "rdma link show $SRNIC_DEV/1 | grep -q 'netdev $SRNIC_NETDEV'"
+run_check "rdma link add's kernel log line names the provider programs need" \
+	sh -c "dmesg | grep -q '$SRNIC_DEV: created on $SRNIC_NETDEV; verbs programs find it through the srnic provider'"
 run_tools
 }
 want tools && run_part tools tools_checks
