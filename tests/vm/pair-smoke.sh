@@ -8,17 +8,20 @@
 # the packets, tshark decodes captures of UD and RC between srnic devices; XRC between srnic
 # devices (ibv_xsrq_pingpong); ATOMIC WRITE and FLUSH (tests/vm/wire_ops.c); rdma_cm (rping,
 # ucmatose), multicast (mckey) and NVMe over RDMA srnic with rxe and with srnic, NFS over RDMA
-# between srnic devices.  Prints "ok - ..." / "not ok - ..." lines; exits non-zero if one failed.
+# between srnic devices; last, README's "Two hosts" as it stands (tests/vm/two-hosts.sh).  Prints "ok - ..." / "not ok - ..." lines; exits non-zero if one failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/vm/lib.sh"	# RDMAV_DRIVERS: the srnic provider
 . "$top/tests/vm/wire.sh"
 . "$top/tests/vm/ulp.sh"	# the NVMe and NFS target, host and checks
+. "$top/tests/vm/two-hosts.sh"	# README's "Two hosts", as it stands
 
 fail=0
 # The plan: how many checks each side runs whole (scripts/check.sh fails a side that ran fewer).
-# (b, the ULP host, checks more than a, the target.)  A check added below adds one here.
-case $WIRE_ROLE in a) echo "1..138" ;; *) echo "1..141" ;; esac
+# (b, the ULP host, checks more than a, the target.)  A check added below adds one here;
+# README's two hosts add two and one a command line of theirs.
+th=$((2 + $(readme_block server | wc -l)))
+case $WIRE_ROLE in a) echo "1..$((138 + th))" ;; *) echo "1..$((141 + th))" ;; esac
 # part NAME: the checks since the last part (and their time) are part NAME of the run's table.
 part_t=$SECONDS
 part() { echo "part| $1 $((SECONDS - part_t))"; part_t=$SECONDS; }
@@ -424,5 +427,6 @@ qrate=$((200 / (WIRE_SCALE * WIRE_SCALE)))
 [ "$qrate" -ge 1 ] || qrate=1
 badwire 18790 "srnic with srnic, a 16-packet queue at $qrate Mbit/s" tx_dropped rate ${qrate}mbit limit 16
 part badwire
-rdma link del "$dev"
+two_hosts
+part two-hosts
 exit $fail
