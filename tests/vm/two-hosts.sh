@@ -19,25 +19,16 @@ _th_listeners() {
 	echo $(($(ss -Hltn | wc -l) + $(rdma resource show cm_id 2>/dev/null | grep -c 'state LISTEN')))
 }
 
-# _th_serve LINE N: README's server line N in the background until it listens, then the other
-# side is told; its status is the server's.
-_th_serve() {
-	local before i pid
-	before=$(_th_listeners)
-	NETDEV=$WIRE_IF ME=$WIRE_ME PEER=$WIRE_PEER timeout $((120 * WIRE_SCALE)) bash -c "$1" &
-	pid=$!
-	for i in $(seq 1 300); do
-		[ "$(_th_listeners)" -gt "$before" ] && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	wire_sync "two-hosts-$2" || { kill "$pid"; return 1; }
-	wait "$pid"
-}
+# _th_listening: more listeners than before the server started (README's lines name no port).
+_th_listening() { [ "$(_th_listeners)" -gt "$th_before" ]; }
 
-_th_client() {
-	wire_sync "two-hosts-$2" || return 1
-	NETDEV=$WIRE_IF ME=$WIRE_ME PEER=$WIRE_PEER timeout $((120 * WIRE_SCALE)) bash -c "$1"
+# _th_run server|client LINE N: README's line N through wire_side (the server waited for until
+# it listens, then the client), with NETDEV, ME and PEER set; the peer's address wire_side
+# appends to a client's command becomes the script's $0, unused.
+_th_run() {
+	th_before=$(_th_listeners)
+	NETDEV=$WIRE_IF ME=$WIRE_ME PEER=$WIRE_PEER WIRE_LISTENING=_th_listening \
+		wire_side "$1" "th$3" bash -c "$2"
 }
 
 # _th_each: README's set-up block, on a netdev that has none of it yet.
@@ -60,8 +51,7 @@ two_hosts() {
 	dev=srnic0
 	wire_sync two-hosts-ready
 	for ((i = 0; i < n; i++)); do
-		check "README, two hosts, $role: ${lines[i]}" "_th_$([ "$role" = server ] && echo serve ||
-			echo client)" "${lines[i]}" "$i"
+		check "README, two hosts, $role: ${lines[i]}" _th_run "$role" "${lines[i]}" "$i"
 	done
 	rdma link del srnic0 2>/dev/null
 }
