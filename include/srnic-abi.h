@@ -30,7 +30,7 @@
  * srnic_abi_version attribute of the ib device; the provider accepts
  * exactly this version.
  */
-#define SRNIC_ABI_VERSION 1
+#define SRNIC_ABI_VERSION 2
 
 /*
  * Name of the ib_device sysfs attribute that identifies an srnic device,
@@ -52,15 +52,56 @@
 
 /*
  * UAR page: an array of doorbell registers, one 64-byte slot per queue so
- * that the engine's polling of one queue never shares a cache line with a
- * store to another queue's doorbell.
+ * that a store to one queue's doorbell never shares a cache line with
+ * another's, and in its last 64 bytes the page's summary of which slots
+ * rang (struct srnic_uar_summary).
  */
 #define SRNIC_DB_SLOT_SIZE 64u
-#define SRNIC_DBS_PER_UAR (SRNIC_PAGE_SIZE / SRNIC_DB_SLOT_SIZE)
+#define SRNIC_DBS_PER_UAR (SRNIC_PAGE_SIZE / SRNIC_DB_SLOT_SIZE - 1)
 
 struct srnic_db_slot {
 	__u32 value;		/* written by user space, read by the engine */
 	__u32 reserved[15];
+};
+
+/*
+ * Doorbells that name their queue.  The engine does not read every
+ * queue's doorbell; it reads those a producer marked, in three levels:
+ *
+ *   rung (UAR page p, slot s)  ->  bells[t].pages[p / 64] bit p % 64
+ *                              ->  bells[t].top bit p / 64
+ *
+ * where t is the engine thread of the queue's QP and bells[t] that
+ * thread's bell page of the context.  A producer rings: it stores the
+ * doorbell value (release), then sets the bits from the bottom level up
+ * with atomic read-modify-writes, stopping at the first that was set
+ * already (whoever set it sets, or has set, the ones above); then, after
+ * a full barrier, it reads its engine's NEED_WAKEUP.  The engine takes
+ * each level with an atomic exchange (or clears the bits it takes) from
+ * the top down and reads the doorbell last, so a mark it clears was made
+ * after the doorbell it then reads; a mark made after it cleared the
+ * level stays for its next pass.
+ *
+ * Every bit is a hint: the engine acts on a marked slot only if the slot
+ * holds a QP of this context served by thread t, and a queue's doorbell
+ * value is the truth of what it holds.  A mark of nothing costs the
+ * engine one look; one never made leaves only its maker's queue unserved.
+ */
+struct srnic_uar_summary {
+	__aligned_u64 rung;	/* bit s: slot s of this page rang */
+	__aligned_u64 reserved[7];
+};
+
+#define SRNIC_UAR_SUMMARY_OFFSET (SRNIC_DBS_PER_UAR * SRNIC_DB_SLOT_SIZE)
+
+/* UAR pages a context may have, and so the pages a bell page covers. */
+#define SRNIC_MAX_UARS 4096u
+
+struct srnic_bells {
+	__aligned_u64 top;	/* bit i: pages[i] has a bit set */
+	__aligned_u64 reserved0[7];
+	__aligned_u64 pages[SRNIC_MAX_UARS / 64]; /* bit j: page 64 i + j rang */
+	__aligned_u64 reserved[(SRNIC_PAGE_SIZE - 64) / 8 - SRNIC_MAX_UARS / 64];
 };
 
 /*
@@ -146,7 +187,7 @@ struct srnic_alloc_pd_resp {
 struct srnic_db_loc {
 	__aligned_u64 uar_mmap_offset;
 	__u32 slot;		/* < SRNIC_DBS_PER_UAR */
-	__u32 reserved;
+	__u32 uar_index;	/* the page's place in its context, < SRNIC_MAX_UARS */
 };
 
 /*
@@ -466,6 +507,8 @@ struct srnic_create_qp_resp {
 	struct srnic_db_loc db;		/* send doorbell */
 	__u32 qpn;
 	__u32 max_inline_data;		/* what the stride leaves room for */
+	/* The bell page of the QP's engine thread (struct srnic_bells). */
+	__aligned_u64 bells_mmap_offset;
 };
 
 /* ibv_create_srq: udata of the request and the response. */

@@ -26,7 +26,7 @@
 #define SRNIC_DRV_NAME		"srnic"
 #define SRNIC_LINK_TYPE		"srnic"
 
-/* xarray mark of QPs the engine scans (can send, or must flush). */
+/* xarray mark of QPs the engine serves (can send, or must flush): debugfs. */
 #define SRNIC_QP_ACTIVE		XA_MARK_1
 /* A wire READ's responses go out from this QP (srnic_net_resp.c). */
 #define SRNIC_QP_READING	XA_MARK_2
@@ -87,7 +87,6 @@
 #define SRNIC_MAX_WQ		(64 * 1024)
 #define SRNIC_MAX_RWQ_IND_TABLE_SIZE 256
 /* Each context starts with one UAR page and grows up to this many. */
-#define SRNIC_MAX_UARS_PER_UCONTEXT 256
 /*
  * Fair scheduling: a message goes in pieces of at most SRNIC_PIECE bytes,
  * and a visit of the engine thread to a QP ends once it has moved
@@ -223,8 +222,6 @@ struct srnic_engine {
 	u64 wqes, busy, runs;		/* counters: WQEs, QPs found locked, uses */
 };
 
-#define SRNIC_SCAN_LIST		64
-
 /* Why the engine thread went to sleep: what a doorbell system call does. */
 enum srnic_sleep_reason {
 	SRNIC_SLEEP_IDLE,		/* no work with a CPU to itself: wake it */
@@ -264,17 +261,17 @@ struct srnic_thread {
 	 */
 	atomic_t wire_ahead;
 	/*
-	 * The thread's list of its active QPs in QPN order, made under the
-	 * table's lock when its generation changes: a scan walks an array
-	 * instead of searching the xarray's marks.  Read inside
-	 * srnic_engine_srcu after checking the generation, which keeps its QPs
-	 * from being freed (srnic_engine_scan).  Not @scan_valid: more than
-	 * fit, the scan searches the xarray.
+	 * The QPs with work known to the engine, in the order it became known
+	 * (srnic_qp_ready()), and the bell pages whose marks name the others
+	 * (srnic_uar.c).  Under @run_lock, which writers take with interrupts
+	 * off (completions of zero-copy sends make QPs ready); the engine
+	 * walks @bells inside srnic_engine_srcu.
 	 */
-	struct srnic_qp *scan_qp[SRNIC_SCAN_LIST];
-	u32 scan_n;
-	u32 scan_gen;
-	bool scan_valid;
+	spinlock_t run_lock;		/* @run, @run_n, QPs' queued and gone */
+	struct list_head run;
+	unsigned int run_n;
+	struct list_head bells;
+	u64 visits, marks;		/* counters: QPs looked at, marks taken */
 };
 
 /*
@@ -447,8 +444,6 @@ struct srnic_dev {
 
 	/* Queue numbers: QPN 0 and 1 are reserved by the IB spec. */
 	struct xarray qps;	/* qpn -> struct srnic_qp * */
-	u32 qps_gen;		/* bumped on every change, under the lock;
-				 * read without it by the engine thread */
 	u32 next_qpn;
 	struct xarray cqs;	/* cqn -> struct srnic_cq * */
 	u32 next_cqn;
@@ -505,19 +500,36 @@ struct srnic_mmap_entry {
 	u64 charge;
 };
 
-/* One UAR page of a context and which of its doorbell slots are taken. */
+/*
+ * One UAR page of a context: which of its doorbell slots are taken (under
+ * the context's uar_lock), and the QP each slot names, read by the engine
+ * inside srnic_engine_srcu (srnic_uar.c).
+ */
 struct srnic_uar {
 	struct srnic_mmap_entry *entry;
 	u64 mmap_offset;
+	struct srnic_uar_summary *summary;	/* user-writable */
 	DECLARE_BITMAP(used, SRNIC_DBS_PER_UAR);
+	struct srnic_qp *qp[SRNIC_DBS_PER_UAR];
+};
+
+/* A context's bell page for one engine thread, on that thread's list. */
+struct srnic_bell_page {
+	struct list_head node;		/* srnic_thread.bells, SRCU */
+	struct srnic_ucontext *suc;
+	struct srnic_mmap_entry *entry;
+	u64 mmap_offset;
+	struct srnic_bells *kva;	/* user-writable */
 };
 
 struct srnic_ucontext {
 	struct ib_ucontext ibuc;
 	struct srnic_mmap_entry *status;
-	struct mutex uar_lock;		/* uars[], num_uars, bitmaps */
-	unsigned int num_uars;
-	struct srnic_uar *uars[SRNIC_MAX_UARS_PER_UCONTEXT];
+	struct mutex uar_lock;		/* uars, bitmaps, bells[] */
+	unsigned int num_uars;		/* written under it, read with acquire */
+	unsigned int uar_hint;		/* every page below has no free slot */
+	struct xarray uars;		/* index -> struct srnic_uar */
+	struct srnic_bell_page *bells[SRNIC_MAX_ENGINES];
 };
 
 /* A queue's doorbell register: a slot of one of its context's UAR pages. */
@@ -830,6 +842,13 @@ struct srnic_qp {
 	bool last_wqe_sent;		/* IB_EVENT_QP_LAST_WQE_REACHED raised */
 	bool block_mcast_lb;		/* UD: its multicasts never loop back to it */
 	u32 visits;
+	/*
+	 * On its thread's run list (srnic_qp_ready), under the thread's
+	 * run_lock; @gone once destroy began: it is made ready no more.
+	 */
+	struct list_head run_node;
+	bool queued;
+	bool gone;
 	/* The transport its requests take (srnic_transport.h), set at RTR. */
 	const struct srnic_transport *xport;
 	int peer_dev;			/* RC/UC: device of the peer, or -1 */

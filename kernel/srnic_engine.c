@@ -4,21 +4,22 @@
  * call that stands in for it while it sleeps.
  *
  * A device has one or more engine threads (srnic.engines), as a NIC has
- * processing units: each serves the QPs srnic_qp_engine() gives it, scans the send doorbells of those of them that are active
- * (xarray mark SRNIC_QP_ACTIVE) and executes what they announce.  Each
- * thread has its own record in the status page, so the protocol below is
- * that of one thread and its QPs.  It polls only
+ * processing units: each serves the QPs srnic_qp_engine() gives it, those
+ * whose doorbells were marked (srnic_uar.c) and those made ready by the
+ * kernel (srnic_qp_ready), and executes what they announce.  Each thread
+ * has its own record in the status page and its own bell pages, so the
+ * protocol below is that of one thread and its QPs.  It polls only
  * while it has its CPU to itself, for at most SRNIC_ENGINE_SPIN_NS without
  * work; then it sleeps with the NEED_WAKEUP protocol, modelled on io_uring's
  * SQPOLL:
  *
  *   engine:   flags = NEED_WAKEUP; smp_mb(); scan again; sleep if nothing
- *   provider: doorbell = producer;  full barrier; if (flags & NEED_WAKEUP)
+ *   provider: doorbell = producer; mark; full barrier; if (flags & NEED_WAKEUP)
  *             post_send(qp, NULL)  ->  srnic_engine_doorbell()
  *
  * Each side stores, fences, then loads what the other stored, so at least
  * one of them sees the other: either the engine's second scan finds the
- * doorbell, or the provider sees the flag and makes the call.  The call
+ * mark, or the provider sees the flag and makes the call.  The call
  * executes the QP's work itself (io_uring without SQPOLL) and kicks the
  * engine for whatever it leaves.  A kick sets @kicked before waking, and
  * the engine's wait checks @kicked, so a kick that lands before the engine
@@ -88,93 +89,127 @@ void srnic_thread_kick(struct srnic_thread *t)
 	spin_unlock_irqrestore(&t->wait.lock, flags);
 }
 
+/*
+ * Puts @qp at the end of its thread's run list, unless it is on it or
+ * being destroyed (srnic_qp_unready); returns whether it is on it.  Any
+ * context.  The lock orders what the caller wrote before against the
+ * engine's look at the QP after it took it off the list.
+ */
+bool srnic_qp_ready(struct srnic_qp *qp)
+{
+	struct srnic_thread *t = srnic_qp_thread(qp);
+	unsigned long flags;
+	bool on;
+
+	spin_lock_irqsave(&t->run_lock, flags);
+	on = !qp->gone;
+	if (on && !qp->queued) {
+		qp->queued = true;
+		list_add_tail(&qp->run_node, &t->run);
+		t->run_n++;
+	}
+	spin_unlock_irqrestore(&t->run_lock, flags);
+	return on;
+}
+
+/*
+ * Takes @qp off its thread's run list for good, before its destroy waits
+ * for the engine's SRCU sections: a QP is taken off the list (and looked
+ * at) inside one, so none is left that may use it.
+ */
+void srnic_qp_unready(struct srnic_qp *qp)
+{
+	struct srnic_thread *t = srnic_qp_thread(qp);
+
+	spin_lock_irq(&t->run_lock);
+	qp->gone = true;
+	if (qp->queued) {
+		list_del(&qp->run_node);
+		qp->queued = false;
+		t->run_n--;
+	}
+	spin_unlock_irq(&t->run_lock);
+}
+
+static struct srnic_qp *srnic_run_pop(struct srnic_thread *t)
+{
+	struct srnic_qp *qp;
+
+	spin_lock_irq(&t->run_lock);
+	qp = list_first_entry_or_null(&t->run, struct srnic_qp, run_node);
+	if (qp) {
+		list_del(&qp->run_node);
+		qp->queued = false;
+		t->run_n--;
+	}
+	spin_unlock_irq(&t->run_lock);
+	return qp;
+}
+
 /* Wakes the engine thread of @qp, for work of @qp. */
 void srnic_engine_kick(struct srnic_qp *qp)
 {
+	srnic_qp_ready(qp);
 	srnic_thread_kick(srnic_qp_thread(qp));
 }
 
 /*
- * Whether @qp certainly has nothing for the engine: in RTS with no timer
- * pending, no send WQE announced and no rendezvous to read.  Read without
- * the QP's lock, to spare the polling engine its atomics for every idle QP
- * on every scan: a doorbell rung after the read is seen by the next scan,
- * or, if the engine sleeps, by its doorbell call.
+ * Whether @qp, in RTS, has something for the engine: a send WQE announced,
+ * a retry waited for, a rendezvous to read.  Read without the QP's lock: a
+ * doorbell rung after the read is marked (or its producer calls), and
+ * whoever changes the rest makes the QP ready again.
  */
-static bool srnic_qp_idle(struct srnic_qp *qp)
+static bool srnic_qp_has_work(struct srnic_qp *qp)
 {
 	return READ_ONCE(qp->state) == IB_QPS_RTS && srnic_qp_has_sq(qp) &&
-	       !READ_ONCE(qp->rnr_wait) &&
-	       READ_ONCE(qp->dbr.kva->value) == READ_ONCE(qp->sq_cons) &&
-	       READ_ONCE(qp->w.rndv_tail) == READ_ONCE(qp->w.rndv_head);
+	       (READ_ONCE(qp->rnr_wait) ||
+		READ_ONCE(qp->dbr.kva->value) != READ_ONCE(qp->sq_cons) ||
+		READ_ONCE(qp->w.rndv_tail) != READ_ONCE(qp->w.rndv_head));
 }
 
 /*
- * The first active QP at QPN @idx or above; @pos is the scan's place in the
- * thread's list of active QPs.  The list is made again, under the table's
- * lock, when the table's generation has changed: an idle scan of a few QPs
- * reads an array, without a lock, instead of searching the xarray's marks
- * twice (once for the QP, once to find no more), which was most of the
- * polling engine's time between WQEs.
- *
- * Called inside srnic_engine_srcu, which keeps the QPs it returns from being
- * freed until the section ends: a QP leaves the table under the lock with
- * the generation bumped, then waits for the SRCU sections that may have
- * begun before.  A section that begins later sees the new generation here
- * (srcu_read_lock() is a full barrier), so it never uses a list naming a
- * QP that may be gone.
+ * Whether a visit to @qp that did @done (srnic_qp_process()) left work:
+ * then @qp goes back to the end of the run list, after the others' turn.
  */
-static struct srnic_qp *srnic_scan_next(struct srnic_thread *t,
-					unsigned long *idx, u32 *pos)
+static bool srnic_qp_left_work(struct srnic_qp *qp, int done)
 {
-	struct srnic_dev *sdev = t->sdev;
-	unsigned int n = sdev->sched.nthreads;
-	struct srnic_qp *qp;
-	unsigned long i;
-
-	if (t->scan_gen != READ_ONCE(sdev->qps_gen)) {
-		xa_lock(&sdev->qps);
-		t->scan_n = 0;
-		t->scan_valid = true;
-		xa_for_each_marked(&sdev->qps, i, qp, SRNIC_QP_ACTIVE) {
-			if (srnic_qp_engine(i, n) != t->idx)
-				continue;
-			if (t->scan_n == SRNIC_SCAN_LIST) {
-				t->scan_valid = false;
-				break;
-			}
-			t->scan_qp[t->scan_n++] = qp;
-		}
-		t->scan_gen = sdev->qps_gen;
-		xa_unlock(&sdev->qps);
-		*pos = 0;
-	}
-	if (!t->scan_valid) {
-		xa_lock(&sdev->qps);
-		while ((qp = xa_find(&sdev->qps, idx, ULONG_MAX,
-				     SRNIC_QP_ACTIVE)) &&
-		       srnic_qp_engine(*idx, n) != t->idx)
-			(*idx)++;
-		xa_unlock(&sdev->qps);
-		return qp;
-	}
-	for (; *pos < t->scan_n; (*pos)++) {
-		qp = t->scan_qp[*pos];
-		if (qp->qpn >= *idx) {
-			*idx = qp->qpn;
-			return qp;
-		}
-	}
-	return NULL;
+	return done < 0 || done >= SRNIC_ENGINE_BUDGET || srnic_qp_has_work(qp);
 }
 
 /*
- * Scans every active QP, up to @passes times until a pass finds work;
+ * Runs @qp, taken off the run list of @t: in RTS only if it has work (a
+ * mark may name a QP with none), in any other state always (srnic_qp_process
+ * flushes or does nothing).  Returns the work done, as srnic_qp_process().
+ */
+static int srnic_engine_visit(struct srnic_thread *t, struct srnic_qp *qp,
+			      unsigned long *timer)
+{
+	int done = 0;
+
+	if (READ_ONCE(qp->state) != IB_QPS_RTS || srnic_qp_has_work(qp))
+		done = srnic_qp_process(t->sdev, &t->eng, qp,
+					SRNIC_ENGINE_BUDGET,
+					SRNIC_VISIT_BYTES, timer);
+	/* One found locked counts as "busy" (srnic_qp_process). */
+	if (done >= 0)
+		t->visits++;
+	if (srnic_qp_left_work(qp, done))
+		srnic_qp_ready(qp);
+	return done;
+}
+
+/*
+ * Runs thread @t's work, up to @passes times until a pass finds some;
  * returns the work done (a QP found locked counts), earliest timer in
- * @timer.  The QPs are neither locked nor referenced to be looked at: the
- * scan runs inside srnic_engine_srcu (see srnic_scan_next).  Idle passes share
- * one section, so that polling costs a few loads per QP and no barrier;
- * after a batch of work the section is left and entered again, so that no
+ * @timer.  A pass takes the packets from the wire, then the marks of rung
+ * doorbells, then each QP on the run list once: those made ready during
+ * the pass (its own requeued ones included) wait for the next.  So a pass
+ * costs what the QPs with work cost, and a look at each context's bell
+ * page: idle QPs cost nothing (srnic_uar.c).
+ *
+ * The QPs are neither locked nor referenced to be looked at: a QP is taken
+ * off the list and run inside srnic_engine_srcu (srnic_qp_unready).  After
+ * a batch of work the section is left and entered again, so that no
  * section holds more than one batch, as ODP invalidations and removals
  * wait for it, and the CPU is offered (srnic_offer_cpu()): a pass over
  * many busy QPs is as long as their batches together (26 s were seen on
@@ -183,26 +218,20 @@ static struct srnic_qp *srnic_scan_next(struct srnic_thread *t,
 static int srnic_engine_scan(struct srnic_thread *t, unsigned long *timer,
 			     unsigned int passes)
 {
-	unsigned long idx, held = jiffies;
+	unsigned long held = jiffies;
 	struct srnic_qp *qp;
 	int work = 0, done, srcu;
-	u32 pos;
+	unsigned int n;
 
 	srcu = srcu_read_lock(&srnic_engine_srcu);
 	while (!work && passes--) {
-		idx = 0;
-		pos = 0;
 		/* Packets from the wire first: a NIC's receive ring. */
 		if (!skb_queue_empty_lockless(&t->rxq) ||
 		    xa_marked(&t->sdev->qps, SRNIC_QP_READING))
 			work += srnic_net_rx(t, timer);
-		while ((qp = srnic_scan_next(t, &idx, &pos))) {
-			idx++;
-			if (srnic_qp_idle(qp))
-				continue;
-			done = srnic_qp_process(t->sdev, &t->eng, qp,
-						SRNIC_ENGINE_BUDGET,
-						SRNIC_VISIT_BYTES, timer);
+		t->marks += srnic_bells_take(t);
+		for (n = READ_ONCE(t->run_n); n && (qp = srnic_run_pop(t)); n--) {
+			done = srnic_engine_visit(t, qp, timer);
 			/*
 			 * A QP locked by a doorbell call is busy, not idle:
 			 * the engine must not take that for a pause and sleep.
@@ -284,13 +313,14 @@ void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp)
 	struct srnic_engine *eng;
 	unsigned long timer = 0;
 	int done, srcu;
+	bool left;
 
 	atomic64_inc(&s->doorbells);
 	trace_srnic_doorbell(sdev, qp->qpn);
 	eng = srnic_engine_borrow(s);
 	if (!eng) {
 		atomic64_inc(&s->pool_empty);
-		srnic_thread_kick(t);
+		srnic_engine_kick(qp);
 		return;
 	}
 	eng->runs++;
@@ -299,8 +329,10 @@ void srnic_engine_doorbell(struct srnic_dev *sdev, struct srnic_qp *qp)
 				SRNIC_CALL_BYTES, &timer);
 	srcu_read_unlock(&srnic_engine_srcu, srcu);
 	srnic_engine_return(s, eng);
-	if (done < 0 || done >= SRNIC_ENGINE_BUDGET || timer ||
-	    READ_ONCE(t->reason) == SRNIC_SLEEP_IDLE)
+	left = srnic_qp_left_work(qp, done);
+	if (left)
+		srnic_qp_ready(qp);
+	if (left || READ_ONCE(t->reason) == SRNIC_SLEEP_IDLE)
 		srnic_thread_kick(t);
 }
 
@@ -455,8 +487,11 @@ static int srnic_engine_thread(void *arg)
 
 /*
  * debugfs "engine": counters, then one line per engine thread, then one
- * line per QP the threads scan.  The threads' WQEs are "wqes", those run by
- * doorbell system calls "inline_wqes"; "yields" counts the threads' sleeps
+ * line per QP the threads serve ("visits": QPs taken off the run list and
+ * looked at, "busy" those found locked; "marks": QPs found by their
+ * doorbells' marks; "run": on the list now).
+ * The threads' WQEs are "wqes", those run by doorbell system calls
+ * "inline_wqes"; "yields" counts the threads' sleeps
  * for a busy CPU.  The first line sums the threads; its flags are those
  * every thread has (NEED_WAKEUP: all of them sleep).
  */
@@ -466,6 +501,7 @@ static int srnic_engine_show(struct seq_file *m, void *unused)
 	struct srnic_sched *s = &sdev->sched;
 	u64 inline_wqes = 0, inline_runs = 0, busy = 0;
 	u64 wqes = 0, sleeps = 0, wakeups = 0, scans = 0, yields = 0;
+	u64 visits = 0, marks = 0, run = 0;
 	u32 flags = ~0U;
 	unsigned long idx;
 	struct srnic_qp *qp;
@@ -485,21 +521,26 @@ static int srnic_engine_show(struct seq_file *m, void *unused)
 		wakeups += READ_ONCE(t->wakeups);
 		scans += READ_ONCE(t->scans);
 		yields += READ_ONCE(t->yields);
+		visits += READ_ONCE(t->visits);
+		marks += READ_ONCE(t->marks);
+		run += READ_ONCE(t->run_n);
 		flags &= READ_ONCE(t->status->flags);
 	}
-	seq_printf(m, "wqes %llu sleeps %llu wakeups %llu scans %llu busy %llu flags %#x yields %llu doorbells %lld inline_runs %llu inline_wqes %llu pool_empty %lld reason %d threads %u\n",
+	seq_printf(m, "wqes %llu sleeps %llu wakeups %llu scans %llu busy %llu flags %#x yields %llu doorbells %lld inline_runs %llu inline_wqes %llu pool_empty %lld reason %d threads %u visits %llu marks %llu run %llu\n",
 		   wqes, sleeps, wakeups, scans, busy, flags, yields,
 		   atomic64_read(&s->doorbells), inline_runs, inline_wqes,
 		   atomic64_read(&s->pool_empty), READ_ONCE(s->threads[0].reason),
-		   s->nthreads);
+		   s->nthreads, visits, marks, run);
 	for (i = 0; i < s->nthreads; i++) {
 		struct srnic_thread *t = &s->threads[i];
 
-		seq_printf(m, "thread %u wqes %llu sleeps %llu wakeups %llu scans %llu flags %#x yields %llu reason %d wire_ahead %d\n",
+		seq_printf(m, "thread %u wqes %llu sleeps %llu wakeups %llu scans %llu flags %#x yields %llu reason %d wire_ahead %d visits %llu marks %llu run %u\n",
 			   i, READ_ONCE(t->eng.wqes), READ_ONCE(t->sleeps),
 			   READ_ONCE(t->wakeups), READ_ONCE(t->scans),
 			   READ_ONCE(t->status->flags), READ_ONCE(t->yields),
-			   READ_ONCE(t->reason), atomic_read(&t->wire_ahead));
+			   READ_ONCE(t->reason), atomic_read(&t->wire_ahead),
+			   READ_ONCE(t->visits), READ_ONCE(t->marks),
+			   READ_ONCE(t->run_n));
 	}
 	xa_lock(&sdev->qps);
 	xa_for_each_marked(&sdev->qps, idx, qp, SRNIC_QP_ACTIVE)
@@ -549,6 +590,9 @@ static int srnic_thread_init(struct srnic_dev *sdev, unsigned int idx)
 	init_waitqueue_head(&t->wait);
 	init_waitqueue_head(&t->scanned);
 	skb_queue_head_init(&t->rxq);
+	spin_lock_init(&t->run_lock);
+	INIT_LIST_HEAD(&t->run);
+	INIT_LIST_HEAD(&t->bells);
 	t->status = &status[idx];
 	/* Every record says how many there are: an imported context reads it. */
 	t->status->num_engines = sdev->sched.nthreads;

@@ -245,11 +245,13 @@ static int srnic_kwqe_send(struct srnic_qp *qp, void *wqe,
 static void srnic_kqp_ring(struct srnic_qp *qp, bool sends)
 {
 	struct srnic_thread *t = srnic_qp_thread(qp);
+	bool err = READ_ONCE(qp->state) == IB_QPS_ERR;
 
+	if (sends || err)
+		srnic_qp_ready(qp);
 	smp_mb();
 	if ((sends &&
-	     (READ_ONCE(t->status->flags) & SRNIC_ENGINE_NEED_WAKEUP)) ||
-	    READ_ONCE(qp->state) == IB_QPS_ERR)
+	     (READ_ONCE(t->status->flags) & SRNIC_ENGINE_NEED_WAKEUP)) || err)
 		srnic_thread_kick(t);
 }
 

@@ -43,6 +43,11 @@ void srnic_mmap_free(struct rdma_user_mmap_entry *rdma);
 /* srnic_uar.c */
 int srnic_uar_init(struct srnic_ucontext *suc);
 void srnic_uar_cleanup(struct srnic_ucontext *suc);
+int srnic_uar0_offset(struct srnic_ucontext *suc, u64 *offset);
+int srnic_db_name_qp(struct srnic_db_ref *ref, struct srnic_qp *qp,
+		     u64 *bells_offset);
+void srnic_db_unname_qp(struct srnic_db_ref *ref);
+unsigned int srnic_bells_take(struct srnic_thread *t);
 int srnic_db_alloc(struct srnic_ucontext *suc, struct srnic_db_ref *ref,
 		   struct srnic_db_loc *loc);
 void srnic_db_free(struct srnic_db_ref *ref);
@@ -136,6 +141,8 @@ int srnic_destroy_ah(struct ib_ah *ibah, u32 flags);
 int srnic_engine_start(struct srnic_dev *sdev, const char *name);
 void srnic_engine_stop(struct srnic_dev *sdev);
 void srnic_engine_kick(struct srnic_qp *qp);
+bool srnic_qp_ready(struct srnic_qp *qp);
+void srnic_qp_unready(struct srnic_qp *qp);
 
 /* The engine's earliest timer, @timer (0: none), made @at if that is sooner. */
 static inline void srnic_timer_min(unsigned long *timer, unsigned long at)

@@ -110,6 +110,7 @@ void srnic_qp_release(struct srnic_dev *sdev, struct srnic_qp *qp)
 int srnic_qp_init(struct srnic_qp *qp, bool receives)
 {
 	INIT_LIST_HEAD(&qp->cnt.node);
+	INIT_LIST_HEAD(&qp->run_node);
 	mutex_init(&qp->lock);
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->recv_lock);
@@ -269,8 +270,13 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	resp.qpn = qp->qpn;
 	resp.max_inline_data = qp->cap.max_inline_data;
-	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+	err = srnic_db_name_qp(&qp->dbr, qp, &resp.bells_mmap_offset);
+	if (!err)
+		err = ib_copy_to_udata(udata, &resp,
+				       min(udata->outlen, sizeof(resp)));
 	if (err) {
+		srnic_db_unname_qp(&qp->dbr);
+		srnic_qp_unready(qp);
 		srnic_qp_unpublish(sdev, qp->qpn);
 		goto err;
 	}
@@ -287,6 +293,8 @@ int srnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct srnic_qp *qp = to_sqp(ibqp);
 
 	/* No engine finds it from now on; wait for those that did. */
+	srnic_db_unname_qp(&qp->dbr);
+	srnic_qp_unready(qp);
 	srnic_qp_unpublish(sdev, qp->qpn);
 	srnic_qp_put(qp);
 	wait_for_completion(&qp->drained);
@@ -689,23 +697,13 @@ int srnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
-/*
- * Which QPs the engine scans and which QPs peers find change only through
- * these two, under the table's lock, with the device's generation bumped
- * in the same critical section: the engine thread's list of active QPs
- * (srnic_engine.c) is made under that lock and used only while the
- * generation has not changed, or inside the SRCU section that a QP
- * leaving the table waits for.
- */
+/* Whether the engine serves QP @qpn: what debugfs lists. */
 void srnic_qp_set_active(struct srnic_dev *sdev, u32 qpn, bool active)
 {
-	xa_lock(&sdev->qps);
 	if (active)
-		__xa_set_mark(&sdev->qps, qpn, SRNIC_QP_ACTIVE);
+		xa_set_mark(&sdev->qps, qpn, SRNIC_QP_ACTIVE);
 	else
-		__xa_clear_mark(&sdev->qps, qpn, SRNIC_QP_ACTIVE);
-	WRITE_ONCE(sdev->qps_gen, sdev->qps_gen + 1);
-	xa_unlock(&sdev->qps);
+		xa_clear_mark(&sdev->qps, qpn, SRNIC_QP_ACTIVE);
 }
 
 /*
@@ -716,10 +714,7 @@ void srnic_qp_set_active(struct srnic_dev *sdev, u32 qpn, bool active)
  */
 void srnic_qp_unpublish(struct srnic_dev *sdev, u32 qpn)
 {
-	xa_lock(&sdev->qps);
-	__xa_erase(&sdev->qps, qpn);
-	WRITE_ONCE(sdev->qps_gen, sdev->qps_gen + 1);
-	xa_unlock(&sdev->qps);
+	xa_erase(&sdev->qps, qpn);
 	atomic_inc(&srnic_peer_gen);
 	synchronize_srcu_expedited(&srnic_engine_srcu);
 }

@@ -236,7 +236,10 @@ static int srnic_alloc_ucontext(struct ib_ucontext *ibuc,
 	}
 
 	/* A fresh context's first two entries: the ABI fixes them. */
-	if (suc->uars[0]->mmap_offset != SRNIC_UAR0_MMAP_OFFSET ||
+	err = srnic_uar0_offset(suc, &resp.uar_mmap_offset);
+	if (err)
+		goto err_status;
+	if (resp.uar_mmap_offset != SRNIC_UAR0_MMAP_OFFSET ||
 	    resp.status_mmap_offset != SRNIC_STATUS_MMAP_OFFSET) {
 		err = -EPROTO;
 		goto err_status;
@@ -244,7 +247,6 @@ static int srnic_alloc_ucontext(struct ib_ucontext *ibuc,
 	resp.abi_version = SRNIC_ABI_VERSION;
 	resp.page_size = SRNIC_PAGE_SIZE;
 	resp.num_uars = 1;
-	resp.uar_mmap_offset = suc->uars[0]->mmap_offset;
 	resp.dbs_per_uar = SRNIC_DBS_PER_UAR;
 	resp.num_engines = sdev->sched.nthreads;
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));

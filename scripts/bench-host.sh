@@ -8,10 +8,15 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 smp=${SMP:-2}
-# BASE=PATH.ko: an A/B of srnic against that module (built for the same kernel) in the same boot.
+# BASE=PATH.ko: an A/B of srnic against that module (built for the same kernel) in the same boot,
+# the base rounds with the provider of the tree the module was built in (BASE_DRIVERS=PREFIX, by
+# default PATH/../../build/cmake/libsrnic when there is one): the ABI may have changed since.
 if [ -n "${BASE:-}" ]; then
-	export SRNIC_BENCH_BASE
+	export SRNIC_BENCH_BASE SRNIC_BENCH_BASE_DRIVERS
 	SRNIC_BENCH_BASE=$(realpath -e -- "$BASE") || { echo "bench: no such module: $BASE" >&2; exit 2; }
+	SRNIC_BENCH_BASE_DRIVERS=${BASE_DRIVERS:-$(dirname "$SRNIC_BENCH_BASE")/../build/cmake/libsrnic}
+	# A provider path is a prefix: libibverbs adds -rdmav<N>.so.
+	compgen -G "$SRNIC_BENCH_BASE_DRIVERS-rdmav*.so" >/dev/null || SRNIC_BENCH_BASE_DRIVERS=
 fi
 stamp=$(date +%Y%m%d-%H%M%S)
 dir=$top/build/bench/$stamp

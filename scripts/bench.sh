@@ -101,10 +101,15 @@ figures() {
 	done
 }
 
-# srnic_load new|base: srnic0 again, on this build's module or on $SRNIC_BENCH_BASE's.
+# srnic_load new|base: srnic0 again, on this build's module or on $SRNIC_BENCH_BASE's, and the
+# programs on the provider of the same tree ($SRNIC_BENCH_BASE_DRIVERS, when given).
+NEW_DRIVERS=$RDMAV_DRIVERS
 srnic_load() {
 	rdma link del srnic0 2>/dev/null
 	modprobe -r srnic 2>/dev/null || rmmod srnic 2>/dev/null
+	export RDMAV_DRIVERS=$NEW_DRIVERS
+	[ "$1" = base ] && [ -n "${SRNIC_BENCH_BASE_DRIVERS:-}" ] &&
+		RDMAV_DRIVERS=$SRNIC_BENCH_BASE_DRIVERS
 	if [ "$1" = base ]; then insmod "$SRNIC_BENCH_BASE"; else modprobe srnic; fi &&
 		rdma link add srnic0 type srnic netdev "$SRNIC_NETDEV" && wait_gid srnic0
 }
@@ -147,6 +152,27 @@ if [ -n "${SRNIC_BENCH_BASE:-}" ]; then
 	done
 	srnic_load new || exit 1
 fi
+
+# Scale: an 8-byte WRITE WITH IMM ping-pong and a 16-deep 8-byte WRITE stream beside idle
+# connected QPs (srnic-bench-scale) on each device: none, 1,024, 4,096 and 16,384 in one process,
+# and 16,384 in 32 processes of 512; as scale.<dev>.<idle>.<figure>.
+scale() {	# scale DEV KEY IDLE [PROCS]
+	local dev=$1 key=$2 log
+	shift 2
+	log=$LOGS/scale.$key.$dev
+	if timeout -k 5 900 "$top/build/cmake/scripts/bench/srnic-bench-scale" "$dev" 0 "$@" \
+		>"$log" 2>&1; then
+		grep '=' "$log" | sed "s/^/scale.${dev%0}.$key./" >>"$RAW"
+	else
+		echo "bench: scale $key on $dev failed"
+		tail -n 3 "$log" | sed 's/^/bench:   /'
+	fi
+}
+for dev in "${DEVS[@]}"; do
+	for n in 0 1024 4096 16384; do scale "$dev" "$n" "$n"; done
+	scale "$dev" p32x512 16384 32
+done
+grep '^scale\.' "$RAW" | sed 's/^/bench: /'
 
 # Engine threads: with more than one (srnic.engines, by default one per two CPUs), the 8-QP
 # write bandwidth again on a device with one, to show what the others add.

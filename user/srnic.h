@@ -110,7 +110,6 @@ struct srnic_uar_map {
 	void *addr;
 };
 
-#define SRNIC_MAX_UAR_MAPS 256
 /* The smallest send ring made for a QP that sends: 32 entries. */
 #define SRNIC_SQ_MIN_LOG_ENTRIES 5u
 
@@ -121,10 +120,23 @@ struct srnic_context {
 	/* Engine status, kernel-written, mapped read-only. */
 	const volatile struct srnic_engine_status *status;
 
-	pthread_mutex_t lock;		/* the two tables below */
+	pthread_mutex_t lock;		/* the tables below */
 	struct srnic_dbrec_page *dbrec_pages;
-	unsigned int num_uar_maps;
-	struct srnic_uar_map uar_maps[SRNIC_MAX_UAR_MAPS]; /* [0]: initial page */
+	/* By the page's index in the context; [0]: the initial page. */
+	struct srnic_uar_map uar_maps[SRNIC_MAX_UARS];
+	/* By engine thread: its bell page, once a QP of it was made. */
+	struct srnic_uar_map bell_maps[SRNIC_MAX_ENGINES];
+};
+
+/*
+ * Where a doorbell's marks go (srnic-abi.h): its page's summary, the
+ * page's word in its engine thread's bell page, and that page's top word.
+ */
+struct srnic_marks {
+	__u64 *rung;
+	__u64 *page;
+	__u64 *top;
+	__u64 rung_bit, page_bit, top_bit;
 };
 
 struct srnic_cq {
@@ -165,6 +177,7 @@ struct srnic_qp {
 	uint32_t max_inline_data;
 	struct srnic_qp_db *db;
 	struct srnic_db_slot *doorbell;
+	struct srnic_marks marks;
 	/* The status record of the engine thread that serves the QP. */
 	const volatile struct srnic_engine_status *engine;
 	/* The ibv_wr_* batch between wr_start and wr_complete/wr_abort. */

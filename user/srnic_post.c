@@ -244,21 +244,33 @@ int srnic_wqe_inline_add(struct srnic_qp *qp, struct srnic_wqe_ctrl *ctrl,
 	return 0;
 }
 
+/* Sets @bit in @word; returns whether it was set already. */
+static inline bool srnic_mark(__u64 *word, __u64 bit)
+{
+	return atomic_fetch_or_explicit((_Atomic __u64 *)word, bit,
+					memory_order_seq_cst) & bit;
+}
+
 /*
- * Hands the WQEs up to qp->sq_head to the engine: the producer counter into
- * the doorbell record, the doorbell register, then (after a full barrier)
+ * Hands the WQEs up to qp->sq_head to the engine: the doorbell register,
+ * its marks from the bottom up (srnic-abi.h: a mark already there is the
+ * engine's to take, with the ones above it), then (after a full barrier)
  * one wake-up call if the QP's engine announced NEED_WAKEUP.  Called with
  * sq_lock held, once per batch.
  */
 void srnic_sq_ring(struct srnic_qp *qp)
 {
+	struct srnic_marks *m = &qp->marks;
+
 	/*
 	 * Only the doorbell slot: the engine reads the producer counter
 	 * there, and the record's sq_producer shares its cache line with the
 	 * consumer counter the engine writes after every WQE.
 	 */
 	srnic_publish(&qp->doorbell->value, qp->sq_head);
-	/* Doorbell before the engine's flag: see srnic_engine.c. */
+	if (!srnic_mark(m->rung, m->rung_bit) && !srnic_mark(m->page, m->page_bit))
+		srnic_mark(m->top, m->top_bit);
+	/* Doorbell and marks before the engine's flag: see srnic_engine.c. */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (qp->engine->flags & SRNIC_ENGINE_NEED_WAKEUP)
 		srnic_wake(&qp->vqp.qp);

@@ -21,7 +21,6 @@ int srnic_queues_init(struct srnic_context *ctx, uint64_t uar0_offset,
 		return ENOMEM;
 	ctx->uar_maps[0].mmap_offset = uar0_offset;
 	ctx->uar_maps[0].addr = uar0;
-	ctx->num_uar_maps = 1;
 	return 0;
 }
 
@@ -30,9 +29,14 @@ void srnic_queues_cleanup(struct srnic_context *ctx)
 	struct srnic_dbrec_page *p, *next;
 	unsigned int i;
 
-	for (i = 0; i < ctx->num_uar_maps; i++)
-		munmap(ctx->uar_maps[i].addr, SRNIC_PAGE_SIZE);
-	ctx->num_uar_maps = 0;
+	for (i = 0; i < SRNIC_MAX_UARS; i++)
+		if (ctx->uar_maps[i].addr)
+			munmap(ctx->uar_maps[i].addr, SRNIC_PAGE_SIZE);
+	for (i = 0; i < SRNIC_MAX_ENGINES; i++)
+		if (ctx->bell_maps[i].addr)
+			munmap(ctx->bell_maps[i].addr, SRNIC_PAGE_SIZE);
+	memset(ctx->uar_maps, 0, sizeof(ctx->uar_maps));
+	memset(ctx->bell_maps, 0, sizeof(ctx->bell_maps));
 	for (p = ctx->dbrec_pages; p; p = next) {
 		next = p->next;
 		free(p->mem);
@@ -88,36 +92,63 @@ void srnic_dbrec_free(struct srnic_context *ctx, void *rec)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
+/*
+ * The page at @offset, writable, through @map: mapped the first time.
+ * Caller holds ctx->lock.  A page the kernel moved (another offset for the
+ * same place) is refused: the kernel never does.
+ */
+static void *srnic_map_once(struct srnic_context *ctx,
+			    struct srnic_uar_map *map, uint64_t offset)
+{
+	void *addr;
+
+	if (map->addr)
+		return map->mmap_offset == offset ? map->addr : NULL;
+	addr = srnic_map_device(ctx->vctx.context.cmd_fd, SRNIC_PAGE_SIZE,
+				PROT_READ | PROT_WRITE, offset);
+	if (!addr)
+		return NULL;
+	map->mmap_offset = offset;
+	map->addr = addr;
+	return addr;
+}
+
 /* The doorbell register the kernel assigned, mapping its UAR page once. */
 static struct srnic_db_slot *srnic_doorbell(struct srnic_context *ctx,
 					    const struct srnic_db_loc *loc)
 {
-	struct srnic_db_slot *slot = NULL;
-	unsigned int i;
-	void *addr;
+	void *page = NULL;
 
-	if (loc->slot >= ctx->dbs_per_uar)
+	if (loc->slot >= ctx->dbs_per_uar || loc->uar_index >= SRNIC_MAX_UARS)
 		return NULL;
 	pthread_mutex_lock(&ctx->lock);
-	for (i = 0; i < ctx->num_uar_maps; i++)
-		if (ctx->uar_maps[i].mmap_offset == loc->uar_mmap_offset)
-			break;
-	if (i == ctx->num_uar_maps) {
-		if (i == SRNIC_MAX_UAR_MAPS)
-			goto out;
-		addr = srnic_map_device(ctx->vctx.context.cmd_fd,
-					SRNIC_PAGE_SIZE, PROT_READ | PROT_WRITE,
-					loc->uar_mmap_offset);
-		if (!addr)
-			goto out;
-		ctx->uar_maps[i].mmap_offset = loc->uar_mmap_offset;
-		ctx->uar_maps[i].addr = addr;
-		ctx->num_uar_maps++;
-	}
-	slot = (struct srnic_db_slot *)ctx->uar_maps[i].addr + loc->slot;
-out:
+	page = srnic_map_once(ctx, &ctx->uar_maps[loc->uar_index],
+			      loc->uar_mmap_offset);
 	pthread_mutex_unlock(&ctx->lock);
-	return slot;
+	return page ? (struct srnic_db_slot *)page + loc->slot : NULL;
+}
+
+/* Where the marks of the doorbell at @loc go, for engine thread @t. */
+static int srnic_marks_init(struct srnic_context *ctx, struct srnic_marks *m,
+			    const struct srnic_db_loc *loc, uint32_t t,
+			    uint64_t bells_offset)
+{
+	struct srnic_bells *bells;
+
+	pthread_mutex_lock(&ctx->lock);
+	bells = srnic_map_once(ctx, &ctx->bell_maps[t], bells_offset);
+	pthread_mutex_unlock(&ctx->lock);
+	if (!bells)
+		return ENOMEM;
+	m->rung = &((struct srnic_uar_summary *)
+		    ((char *)ctx->uar_maps[loc->uar_index].addr +
+		     SRNIC_UAR_SUMMARY_OFFSET))->rung;
+	m->rung_bit = 1ull << loc->slot;
+	m->page = &bells->pages[loc->uar_index / 64];
+	m->page_bit = 1ull << loc->uar_index % 64;
+	m->top = &bells->top;
+	m->top_bit = 1ull << loc->uar_index / 64;
+	return 0;
 }
 
 /*
@@ -518,6 +549,7 @@ static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
 	struct srnic_create_qp_req *req = &cmd.drv_payload;
 	struct ibv_pd *qp_pd = NULL;
 	struct srnic_qp *qp;
+	uint32_t t;
 	int err;
 
 	switch (attr->qp_type) {
@@ -592,10 +624,12 @@ static struct ibv_qp *srnic_create_qp_ex(struct ibv_context *ibctx,
 	qp->max_send_sge = attr->cap.max_send_sge;
 	qp->max_recv_sge = attr->cap.max_recv_sge;
 	qp->doorbell = srnic_doorbell(ctx, &resp.drv_payload.db);
-	qp->engine = &ctx->status[srnic_qp_engine(qp->vqp.qp.qp_num,
-						  ctx->num_engines)];
-	if (!qp->doorbell || srnic_lock_init(&qp->sq_lock) ||
-	    srnic_lock_init(&qp->rq_lock)) {
+	t = srnic_qp_engine(qp->vqp.qp.qp_num, ctx->num_engines);
+	qp->engine = &ctx->status[t];
+	if (!qp->doorbell ||
+	    srnic_marks_init(ctx, &qp->marks, &resp.drv_payload.db, t,
+			     resp.drv_payload.bells_mmap_offset) ||
+	    srnic_lock_init(&qp->sq_lock) || srnic_lock_init(&qp->rq_lock)) {
 		ibv_cmd_destroy_qp(&qp->vqp.qp);
 		err = ENOMEM;
 		goto err;

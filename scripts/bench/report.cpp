@@ -3,7 +3,8 @@
 // (stdout and OUTDIR/table.md), OUTDIR/results.csv, OUTDIR/results.json and
 // OUTDIR/chart.svg.  Keys: srnic.<fig>, rxe.<fig>, limit.<probe>, meta.<x>,
 // <dev>.sweep.<bytes> (ib_write_bw -a, CSV and JSON only), wire.<pair>.<fig> and
-// wire.tcp_iperf3, wire.udp_* (two guests on one wire: scripts/bench-wire.sh, srnic-bench-udp).
+// wire.tcp_iperf3, wire.udp_* (two guests on one wire: scripts/bench-wire.sh, srnic-bench-udp),
+// scale.<dev>.<idle>.<fig> (srnic-bench-scale).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -233,6 +234,37 @@ std::string ab_table(const std::vector<std::string> &order, const std::string &p
 	return t.str();
 }
 
+// The scale table (srnic-bench-scale): the ping-pong's one-way latency and the 8-byte WRITE rate
+// beside idle connected QPs, srnic and rxe, and the kernel memory per idle QP.  Empty when it
+// did not run.
+std::string scale_table() {
+	static const char *kIdle[][2] = {{"0", "none"},      {"1024", "1,024"},
+					 {"4096", "4,096"},  {"16384", "16,384"},
+					 {"p32x512", "16,384 in 32 processes of 512"}};
+	static const char *kFig[] = {"lat_p50_us", "lat_p99_us", "write_rate", "kmem_per_qp_b"};
+	std::ostringstream t;
+	bool any = false;
+
+	t << "\nScale: an 8 B WRITE WITH IMM ping-pong (one way) and a 16-deep 8 B WRITE stream beside"
+	     " idle connected QPs\n\n| idle QPs | srnic latency µs, median (p99) | srnic WRITEs/s"
+	     " | rxe latency µs, median (p99) | rxe WRITEs/s | kernel B per idle QP, srnic / rxe |\n"
+	     "|---|---:|---:|---:|---:|---:|\n";
+	for (const auto &idle : kIdle) {
+		Opt v[2][4];
+		for (int d = 0; d < 2; d++)
+			for (int f = 0; f < 4; f++) {
+				v[d][f] = get(std::string("scale.") + (d ? "rxe." : "srnic.") + idle[0] + "." +
+					      kFig[f]);
+				any |= v[d][f].has_value();
+			}
+		t << "| " << idle[1];
+		for (int d = 0; d < 2; d++)
+			t << " | " << fmt(v[d][0]) << " (" << fmt(v[d][1]) << ") | " << fmt(v[d][2]);
+		t << " | " << fmt(v[0][3]) << " / " << fmt(v[1][3]) << " |\n";
+	}
+	return any ? t.str() : "";
+}
+
 // The wire's table: each figure for rxe with rxe, srnic (requester) with rxe, srnic with srnic,
 // and srnic's with srnic against rxe's with rxe.  Empty when the wire did not run.
 std::string wire_table() {
@@ -321,6 +353,7 @@ int main(int argc, char **argv) {
 			t << " " << k.substr(6) << "=" << raw[k];
 	t << "\n";
 	t << ab_table(order, "ab.", kFigures, "");
+	t << scale_table();
 	t << wire_table();
 	t << ab_table(order, "wire.ab.", kWireFigures, " across the wire, srnic with srnic");
 	std::cout << t.str();

@@ -12,13 +12,25 @@ extern "C" {
 #include "srnic-abi.h"
 }
 
-TEST(AbiLayout, Version) { EXPECT_EQ(SRNIC_ABI_VERSION, 1); }
+TEST(AbiLayout, Version) { EXPECT_EQ(SRNIC_ABI_VERSION, 2); }
 
 TEST(AbiLayout, UarPage) {
 	EXPECT_EQ(SRNIC_PAGE_SIZE, 4096u);
 	EXPECT_EQ(sizeof(srnic_db_slot), SRNIC_DB_SLOT_SIZE);
-	EXPECT_EQ(SRNIC_DBS_PER_UAR * sizeof(srnic_db_slot), SRNIC_PAGE_SIZE);
+	EXPECT_EQ(SRNIC_DBS_PER_UAR, 63u);
+	EXPECT_EQ(sizeof(srnic_uar_summary), 64u);
+	EXPECT_EQ(SRNIC_UAR_SUMMARY_OFFSET + sizeof(srnic_uar_summary), SRNIC_PAGE_SIZE);
 	EXPECT_EQ(offsetof(srnic_db_slot, value), 0u);
+}
+
+// A bell page: the top word alone on its line, then a bit per UAR page.
+TEST(AbiLayout, BellPage) {
+	EXPECT_EQ(sizeof(srnic_bells), SRNIC_PAGE_SIZE);
+	EXPECT_EQ(offsetof(srnic_bells, top), 0u);
+	EXPECT_EQ(offsetof(srnic_bells, pages), 64u);
+	EXPECT_EQ(sizeof(((srnic_bells *)nullptr)->pages) * 8, SRNIC_MAX_UARS);
+	// Each bit of top names one word of pages.
+	EXPECT_LE(SRNIC_MAX_UARS / 64, 64u);
 }
 
 TEST(AbiLayout, EngineStatusPage) {
@@ -59,6 +71,7 @@ TEST(AbiLayout, DoorbellLocation) {
 	EXPECT_EQ(sizeof(srnic_db_loc), 16u);
 	EXPECT_EQ(offsetof(srnic_db_loc, uar_mmap_offset), 0u);
 	EXPECT_EQ(offsetof(srnic_db_loc, slot), 8u);
+	EXPECT_EQ(offsetof(srnic_db_loc, uar_index), 12u);
 }
 
 TEST(AbiLayout, Cqe) {
@@ -155,9 +168,10 @@ TEST(AbiLayout, QueueCommands) {
 	EXPECT_EQ(offsetof(srnic_create_qp_req, db_addr), 16u);
 	EXPECT_EQ(offsetof(srnic_create_qp_req, sq_log_entries), 24u);
 	EXPECT_EQ(offsetof(srnic_create_qp_req, rq_log_stride), 36u);
-	EXPECT_EQ(sizeof(srnic_create_qp_resp), 24u);
+	EXPECT_EQ(sizeof(srnic_create_qp_resp), 32u);
 	EXPECT_EQ(offsetof(srnic_create_qp_resp, qpn), 16u);
 	EXPECT_EQ(offsetof(srnic_create_qp_resp, max_inline_data), 20u);
+	EXPECT_EQ(offsetof(srnic_create_qp_resp, bells_mmap_offset), 24u);
 	EXPECT_EQ(sizeof(srnic_create_srq_req), 24u);
 	EXPECT_EQ(sizeof(srnic_create_srq_resp), 8u);
 	// Follows the 4-byte core create_ah response: 4-byte fields only.

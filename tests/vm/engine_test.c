@@ -215,32 +215,6 @@ TEST_F(pair, post_wakes_sleeping_engine)
 	close(fd);
 }
 
-/* A counter of the first line of debugfs "engine" ("key value ..."), or -1. */
-static long long engine_stat(const char *key)
-{
-	char path[256], line[1024], *tok, *save = NULL;
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/srnic/%s/engine",
-		 srnic_test_dev());
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(line, sizeof(line), f))
-		for (tok = strtok_r(line, " \n", &save); tok;
-		     tok = strtok_r(NULL, " \n", &save)) {
-			char *val = strtok_r(NULL, " \n", &save);
-
-			if (val && !strcmp(tok, key)) {
-				v = strtoll(val, NULL, 0);
-				break;
-			}
-		}
-	fclose(f);
-	return v;
-}
-
 /* Waits (bounded, polling the counter) until debugfs shows @key == @want. */
 static int wait_stat(const char *key, long long want, int ms)
 {

@@ -29,6 +29,7 @@ struct raw_qp {
 	struct srnic_cq_db *cq_db;
 	struct srnic_qp_db *qp_db;
 	void *uar;
+	struct srnic_bells *bells;	/* the bell page of the QP's engine thread */
 	uint32_t cq_cons;	/* CQEs consumed (raw_qp_wait) */
 };
 
@@ -104,6 +105,10 @@ static inline int raw_qp_make(struct raw_qp *g, const struct env *e,
 	g->uar = srnic_raw_map_uar(g->fd, g->qp.drv.db.uar_mmap_offset);
 	if (!g->uar)
 		return -errno;
+	*step = "mmap bell page";
+	g->bells = srnic_raw_map_uar(g->fd, g->qp.drv.bells_mmap_offset);
+	if (!g->bells)
+		return -errno;
 	*step = "modify_qp to RTS";
 	/* Connected to itself: whatever the WQEs ask, they ask itself. */
 	return uverbs_rc_to_rts(g->fd, g->qp.core.qp_handle, g->qp.core.qpn,
@@ -124,6 +129,8 @@ static inline void raw_qp_free(struct raw_qp *g)
 	munmap(g->dbpage, 4096);
 	if (g->uar)
 		munmap(g->uar, SRNIC_PAGE_SIZE);
+	if (g->bells)
+		munmap(g->bells, SRNIC_PAGE_SIZE);
 	g->fd = -1;
 }
 
@@ -182,6 +189,12 @@ static inline int raw_qp_ring(struct raw_qp *g, uint32_t producer)
 {
 	return srnic_raw_ring_sq(g->fd, g->qp.core.qp_handle, g->qp_db,
 				 raw_qp_sq_slot(g), producer);
+}
+
+/* The summary of which slots of the QP's UAR page rang. */
+static inline struct srnic_uar_summary *raw_qp_summary(struct raw_qp *g)
+{
+	return (struct srnic_uar_summary *)((char *)g->uar + SRNIC_UAR_SUMMARY_OFFSET);
 }
 
 /* Consumes the CQEs the engine has written; counts them and the errors. */

@@ -47,8 +47,9 @@ else
 fi
 
 # Two devices, one on each end of a veth pair, the first with three engine threads
-# (srnic.engines): stress_test on the three threads, and in the full tier traffic_test again
-# with every pair's second QP on the other device (the transport's two-device oracle).
+# (srnic.engines): stress_test and the doorbell marks on the three threads, and in the full tier
+# traffic_test again with every pair's second QP on the other device (the transport's two-device
+# oracle).
 if want devices; then
 	p=/sys/module/srnic/parameters/engines
 	if ip link add srthr30 type veth peer name srthr31 && ip link set srthr30 up &&
@@ -60,6 +61,9 @@ if want devices; then
 			SRNIC_PEER_DEV=srnic3p run_ksft_always traffic_test
 		PART_NAME=devices:stress_test SRNIC_DEV=srnic3t SRNIC_NETDEV=srthr30 \
 			run_ksft_always stress_test
+		# A context's QPs on three threads: a bell page each, marks of the others' QPs.
+		PART_NAME=devices:scale_test SRNIC_DEV=srnic3t SRNIC_NETDEV=srthr30 \
+			run_ksft_always scale_test -f bells -v procs_32_of_512
 	else
 		echo "not ok - two devices on a veth pair, one with three engine threads"
 		FAILED=$((FAILED + 1))

@@ -287,6 +287,32 @@ static inline const char *dbg_path(const char *file)
 	return path;
 }
 
+/* A counter of the first line of debugfs "engine" ("key value ..."), or -1. */
+static inline long long engine_stat(const char *key)
+{
+	char path[256], line[1024], *tok, *save = NULL;
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/srnic/%s/engine",
+		 srnic_test_dev());
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof(line), f))
+		for (tok = strtok_r(line, " \n", &save); tok;
+		     tok = strtok_r(NULL, " \n", &save)) {
+			char *val = strtok_r(NULL, " \n", &save);
+
+			if (val && !strcmp(tok, key)) {
+				v = strtoll(val, NULL, 0);
+				break;
+			}
+		}
+	fclose(f);
+	return v;
+}
+
 /* The whole of a (debugfs) file, NUL-terminated; NULL on error. */
 static inline char *slurp(const char *path)
 {
