@@ -12,6 +12,7 @@
 #include <linux/mutex.h>
 #include <linux/list.h>
 #include <linux/idr.h>
+#include <linux/smp.h>
 #include <linux/prandom.h>
 #include <net/dst_cache.h>
 #include <rdma/ib_verbs.h>
@@ -222,6 +223,8 @@ struct srnic_engine {
 	u64 wqes, busy, runs;		/* counters: WQEs, QPs found locked, uses */
 };
 
+#define SRNIC_MARKED		64
+
 /* Why the engine thread went to sleep: what a doorbell system call does. */
 enum srnic_sleep_reason {
 	SRNIC_SLEEP_IDLE,		/* no work with a CPU to itself: wake it */
@@ -271,6 +274,13 @@ struct srnic_thread {
 	struct list_head run;
 	unsigned int run_n;
 	struct list_head bells;
+	/*
+	 * The QPs a pass found marked, run in the same SRCU section: the
+	 * common case (a doorbell rung, its WQEs run) without the run list's
+	 * lock.  Marks beyond SRNIC_MARKED go to the run list.
+	 */
+	struct srnic_qp *marked[SRNIC_MARKED];
+	unsigned int nmarked;
 	u64 visits, marks;		/* counters: QPs looked at, marks taken */
 };
 
@@ -457,6 +467,7 @@ struct srnic_dev {
 	u32 id;				/* in the host-wide device registry */
 
 	struct srnic_port_counters __percpu *pcnt;
+	u64 __percpu *cq_events;	/* completion events raised, per CPU */
 	struct srnic_faults faults;
 	/*
 	 * rdma counters (srnic_stats.c): id -> struct srnic_qp_counter_set,
@@ -569,6 +580,15 @@ struct srnic_cq {
 	 */
 	spinlock_t kpoll_lock;
 	u32 arm_seq;
+	/*
+	 * Its completion events are raised on the CPU of its comp_vector, as
+	 * that vector's interrupt would be on a NIC: by @event, a function
+	 * call there in hard interrupt context, @event_pending while it is
+	 * on its way (srnic_comp.c).
+	 */
+	call_single_data_t event;
+	int event_cpu;
+	atomic_t event_pending;
 };
 
 /* A work queue in user memory: SQ, RQ or SRQ ring. */

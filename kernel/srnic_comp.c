@@ -9,6 +9,61 @@
 #include "srnic_trace.h"
 #include "srnic_transport.h"
 
+/* The CQ's completion handler, on this CPU, counted. */
+static void srnic_cq_deliver(struct srnic_cq *cq)
+{
+	this_cpu_inc(*to_sdev(cq->ibcq.device)->cq_events);
+	cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/* On the vector's CPU; the call's data is free again already (async). */
+static void srnic_cq_event_call(void *arg)
+{
+	struct srnic_cq *cq = arg;
+
+	srnic_cq_deliver(cq);
+	/* The last touch of @cq: srnic_cq_event_sync() may free it now. */
+	atomic_dec_return_release(&cq->event_pending);
+}
+
+/*
+ * A completion event of @cq on the CPU of its vector: at once if the
+ * engine runs there (or that CPU is offline), else by a function call in
+ * hard interrupt context there, as a NIC's interrupt of that vector would
+ * run.  One raised while another is on its way is that one (-EBUSY): an
+ * arming gets one event.
+ */
+static void srnic_cq_event(struct srnic_cq *cq)
+{
+	int cpu = get_cpu(), err = -ENXIO;
+
+	if (cpu != cq->event_cpu) {
+		atomic_inc(&cq->event_pending);
+		err = smp_call_function_single_async(cq->event_cpu, &cq->event);
+		if (err)
+			atomic_dec(&cq->event_pending);
+	}
+	/* -EBUSY: one is on its way; -ENXIO: here, or its CPU is offline. */
+	if (err && err != -EBUSY)
+		srnic_cq_deliver(cq);
+	put_cpu();
+}
+
+/* The CPU of completion vector @vector: the vector-th online one. */
+void srnic_cq_event_init(struct srnic_cq *cq, u32 vector)
+{
+	INIT_CSD(&cq->event, srnic_cq_event_call, cq);
+	cq->event_cpu = cpumask_local_spread(vector, NUMA_NO_NODE);
+	atomic_set(&cq->event_pending, 0);
+}
+
+/* Waits for the event on its way to another CPU, if any (CQ destroy). */
+void srnic_cq_event_sync(struct srnic_cq *cq)
+{
+	while (atomic_read_acquire(&cq->event_pending))
+		cpu_relax();
+}
+
 /*
  * Appends @src to @cq.  A ring that holds no free entry by the consumer
  * counter in user memory (or a counter that makes no sense) is an overrun:
@@ -95,7 +150,7 @@ out:
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 	}
 	if (fire && cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		srnic_cq_event(cq);
 	return !overrun;
 }
 

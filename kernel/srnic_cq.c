@@ -72,6 +72,7 @@ int srnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 	suc = rdma_udata_to_drv_context(udata, struct srnic_ucontext, ibuc);
 	spin_lock_init(&cq->lock);
+	srnic_cq_event_init(cq, attr->comp_vector);
 	cq->log_entries = req.log_entries;
 	cq->timestamp = (req.flags & SRNIC_CQ_FLAG_TIMESTAMP) ||
 			(attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION);
@@ -117,6 +118,8 @@ int srnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct srnic_cq *cq = to_scq(ibcq);
 
 	xa_erase(&sdev->cqs, cq->cqn);
+	/* No QP completes on it now (the core saw to it); an event may be on its way. */
+	srnic_cq_event_sync(cq);
 	srnic_db_free(&cq->dbr);
 	srnic_umem_release(sdev, &cq->db);
 	srnic_umem_release(sdev, &cq->ring);

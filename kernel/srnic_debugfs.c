@@ -240,6 +240,19 @@ static int srnic_odp_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(srnic_odp);
 
+/* debugfs "cq_events": completion events raised on each CPU ("cpu N events M"). */
+static int srnic_cq_events_show(struct seq_file *s, void *unused)
+{
+	struct srnic_dev *sdev = s->private;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		seq_printf(s, "cpu %d events %llu\n", cpu,
+			   *per_cpu_ptr(sdev->cq_events, cpu));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(srnic_cq_events);
+
 void srnic_debugfs_add_dev(struct srnic_dev *sdev, const char *name)
 {
 	sdev->debugfs = debugfs_create_dir(name, srnic_debugfs_root);
@@ -251,6 +264,8 @@ void srnic_debugfs_add_dev(struct srnic_dev *sdev, const char *name)
 			    &srnic_mtt_fops);
 	debugfs_create_file("odp", 0400, sdev->debugfs, sdev,
 			    &srnic_odp_fops);
+	debugfs_create_file("cq_events", 0400, sdev->debugfs, sdev,
+			    &srnic_cq_events_fops);
 	srnic_fault_debugfs(sdev);
 }
 

@@ -37,6 +37,7 @@ int srnic_kcq_create(struct srnic_dev *sdev, struct srnic_cq *cq,
 	log = max_t(u32, order_base_2(attr->cqe + 1), 1);
 	spin_lock_init(&cq->lock);
 	spin_lock_init(&cq->kpoll_lock);
+	srnic_cq_event_init(cq, attr->comp_vector);
 	cq->log_entries = log;
 	err = srnic_kmem_alloc((size_t)SRNIC_CQE_SIZE << log, &cq->ring);
 	if (err)

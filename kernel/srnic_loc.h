@@ -209,6 +209,8 @@ enum srnic_resp srnic_resp_flush(struct srnic_qp *dst,
 				 const struct srnic_msg *m);
 
 /* srnic_comp.c */
+void srnic_cq_event_init(struct srnic_cq *cq, u32 vector);
+void srnic_cq_event_sync(struct srnic_cq *cq);
 bool srnic_cq_post(struct srnic_cq *cq, const struct srnic_cqe *src,
 		   bool solicited);
 void srnic_qp_send_cqe(struct srnic_qp *qp, const struct srnic_cqe *cqe);

@@ -85,6 +85,7 @@ static void srnic_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&sdev->counters));
 	xa_destroy(&sdev->counters);
 	free_percpu(sdev->pcnt);
+	free_percpu(sdev->cq_events);
 }
 
 /*
@@ -165,8 +166,9 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 		goto err_dealloc;
 
 	sdev->pcnt = alloc_percpu(struct srnic_port_counters);
+	sdev->cq_events = alloc_percpu(u64);
 	sdev->status_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	if (!sdev->status_page || !sdev->pcnt) {
+	if (!sdev->status_page || !sdev->pcnt || !sdev->cq_events) {
 		err = -ENOMEM;
 		goto err_dealloc;
 	}
@@ -213,7 +215,8 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	err = srnic_engine_start(sdev, ibdev_name);
 	if (err)
 		goto err_dealloc;
-	sdev->ibdev.num_comp_vectors = sdev->sched.nthreads;
+	/* One per CPU, as rxe and siw: a CQ's vector is the CPU of its events. */
+	sdev->ibdev.num_comp_vectors = num_possible_cpus();
 
 	/*
 	 * Parented as a hardware RNIC is, by the netdev's own parent (a PCI

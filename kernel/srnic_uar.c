@@ -244,7 +244,10 @@ void srnic_db_unname_qp(struct srnic_db_ref *ref)
 		WRITE_ONCE(srnic_uar_at(ref->suc, ref->uar)->qp[ref->slot], NULL);
 }
 
-/* Marks of UAR page @p taken by thread @t: its QPs become ready. */
+/*
+ * Marks of UAR page @p taken by thread @t: its QPs go to t->marked, or
+ * become ready once that is full.
+ */
 static unsigned int srnic_bells_take_page(struct srnic_thread *t,
 					  struct srnic_ucontext *suc,
 					  unsigned int p)
@@ -271,18 +274,22 @@ static unsigned int srnic_bells_take_page(struct srnic_thread *t,
 	atomic64_fetch_andnot(mine, (atomic64_t *)&uar->summary->rung);
 	for_each_set_bit(s, (unsigned long *)&mine, SRNIC_DBS_PER_UAR) {
 		qp = READ_ONCE(uar->qp[s]);
-		if (qp && srnic_qp_engine(qp->qpn, nthreads) == t->idx) {
+		if (!qp || srnic_qp_engine(qp->qpn, nthreads) != t->idx)
+			continue;
+		if (t->nmarked < SRNIC_MARKED)
+			t->marked[t->nmarked++] = qp;
+		else
 			srnic_qp_ready(qp);
-			n++;
-		}
+		n++;
 	}
 	return n;
 }
 
 /*
- * Takes the marks of thread @t's bell pages; returns the queues made
- * ready.  Inside srnic_engine_srcu, which keeps the bell pages, UAR pages
- * and the QPs their slots name (srnic_db_unname_qp) from going.
+ * Takes the marks of thread @t's bell pages; returns the QPs they name
+ * (t->marked, then the run list).  Inside srnic_engine_srcu, which keeps
+ * the bell pages, UAR pages and the QPs their slots name
+ * (srnic_db_unname_qp) from going, until the caller has run t->marked.
  */
 unsigned int srnic_bells_take(struct srnic_thread *t)
 {

@@ -68,10 +68,10 @@ Dev open_dev(const char *name, int gid_index) {
 	return d;
 }
 
-ibv_qp *make_qp(const Dev &d, ibv_cq *cq, uint32_t depth) {
+ibv_qp *make_qp(const Dev &d, ibv_cq *scq, ibv_cq *rcq, uint32_t depth) {
 	ibv_qp_init_attr a{};
-	a.send_cq = cq;
-	a.recv_cq = cq;
+	a.send_cq = scq;
+	a.recv_cq = rcq;
 	a.qp_type = IBV_QPT_RC;
 	a.cap.max_send_wr = depth;
 	a.cap.max_recv_wr = depth;
@@ -121,7 +121,7 @@ void make_idle(const Dev &d, long n) {
 	if (!cq)
 		die("idle CQ");
 	for (long i = 0; i + 2 <= n; i += 2) {
-		ibv_qp *a = make_qp(d, cq, 1), *b = a ? make_qp(d, cq, 1) : nullptr;
+		ibv_qp *a = make_qp(d, cq, cq, 1), *b = a ? make_qp(d, cq, cq, 1) : nullptr;
 
 		if (!b || connect_qp(d, a, b->qp_num) || connect_qp(d, b, a->qp_num))
 			die("idle QP");
@@ -156,8 +156,9 @@ long kernel_bytes() {
 	return total;
 }
 
+// One side of the ping-pong: its sends and receives complete on CQs of their own.
 struct End {
-	ibv_cq *cq;
+	ibv_cq *scq, *rcq;
 	ibv_qp *qp;
 	ibv_mr *mr;
 	char *buf;
@@ -166,10 +167,11 @@ struct End {
 End make_end(const Dev &d) {
 	End e{};
 	e.buf = static_cast<char *>(std::aligned_alloc(4096, 4096));
-	e.cq = ibv_create_cq(d.ctx, 256, nullptr, nullptr, 0);
+	e.scq = ibv_create_cq(d.ctx, 256, nullptr, nullptr, 0);
+	e.rcq = ibv_create_cq(d.ctx, 256, nullptr, nullptr, 0);
 	e.mr = e.buf ? ibv_reg_mr(d.pd, e.buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
 		     : nullptr;
-	e.qp = e.cq ? make_qp(d, e.cq, 64) : nullptr;
+	e.qp = e.scq && e.rcq ? make_qp(d, e.scq, e.rcq, 64) : nullptr;
 	if (!e.mr || !e.qp)
 		die("ping-pong QP");
 	return e;
@@ -195,25 +197,21 @@ int post_write(End &from, const End &to, ibv_wr_opcode op) {
 	return ibv_post_send(from.qp, &wr, &bad);
 }
 
-// Completions of @e until one of @want (IBV_WC_RECV_RDMA_WITH_IMM or IBV_WC_RDMA_WRITE).
-void wait_for(End &e, ibv_wc_opcode want) {
-	ibv_wc wc[8];
+// @n successful completions of @cq, spinning.
+void wait_for(ibv_cq *cq, int n) {
+	ibv_wc wc[kDepth];
 
-	for (;;) {
-		int n = ibv_poll_cq(e.cq, 8, wc);
-		bool seen = false;
+	while (n > 0) {
+		int got = ibv_poll_cq(cq, std::min(n, kDepth), wc);
 
-		if (n < 0)
+		if (got < 0)
 			die("poll");
-		for (int i = 0; i < n; i++) {
+		for (int i = 0; i < got; i++)
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				errno = EIO;
 				die(ibv_wc_status_str(wc[i].status));
 			}
-			seen |= wc[i].opcode == want;
-		}
-		if (seen)
-			return;
+		n -= got;
 	}
 }
 
@@ -226,14 +224,14 @@ void ping_pong(End &a, End &b) {
 
 		if (post_recv(b) || post_recv(a) || post_write(a, b, IBV_WR_RDMA_WRITE_WITH_IMM))
 			die("post");
-		wait_for(b, IBV_WC_RECV_RDMA_WITH_IMM);
+		wait_for(b.rcq, 1);
 		if (post_write(b, a, IBV_WR_RDMA_WRITE_WITH_IMM))
 			die("post");
-		wait_for(a, IBV_WC_RECV_RDMA_WITH_IMM);
+		wait_for(a.rcq, 1);
 		lat.push_back((now() - t0) / 2 * 1e6);
 		// The send completions of the round trip, so the send queues never fill.
-		wait_for(a, IBV_WC_RDMA_WRITE);
-		wait_for(b, IBV_WC_RDMA_WRITE);
+		wait_for(a.scq, 1);
+		wait_for(b.scq, 1);
 	}
 	std::sort(lat.begin(), lat.end());
 	std::printf("lat_p50_us=%.2f\nlat_p99_us=%.2f\n", lat[lat.size() / 2],
@@ -252,7 +250,7 @@ void write_rate(End &a, const End &b) {
 				die("post");
 			out++;
 		}
-		int n = ibv_poll_cq(a.cq, kDepth, wc);
+		int n = ibv_poll_cq(a.scq, kDepth, wc);
 		if (n < 0)
 			die("poll");
 		for (int i = 0; i < n; i++)
@@ -264,8 +262,7 @@ void write_rate(End &a, const End &b) {
 		done += n;
 		t1 = now();
 	} while (t1 - t0 < kRateSeconds);
-	while (out)
-		out -= std::max(ibv_poll_cq(a.cq, kDepth, wc), 0);
+	wait_for(a.scq, out);
 	std::printf("write_rate=%.0f\n", done / (t1 - t0));
 }
 

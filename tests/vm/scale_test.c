@@ -317,6 +317,58 @@ TEST_F_TIMEOUT(limits, max_qp_in_one_process, 3600)
 	EXPECT_LE(v, MAX_VISITS);
 }
 
+/* How many objects of @type `rdma resource` shows on the device, kernel's included, or -1. */
+static long res_count(const char *type)
+{
+	char cmd[256], line[64];
+	long n = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma resource show %s dev %s 2>/dev/null | grep -c .",
+		 type, srnic_test_dev());
+	f = popen(cmd, "r");
+	if (f && fgets(line, sizeof(line), f))
+		n = atol(line);
+	if (f)
+		pclose(f);
+	return n;
+}
+
+/*
+ * The CQs and SRQs query_device reports are there to make: less those the
+ * device has (the MAD layer's, the ping-pong's), one process makes all of
+ * them, and one more is refused with ENOMEM.
+ */
+TEST_F_TIMEOUT(limits, max_cq_and_max_srq_in_one_process, 3600)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 1, .max_sge = 1 } };
+	long cqs = self->e.dev.max_cq - res_count("cq");
+	long srqs = self->e.dev.max_srq - res_count("srq");
+	void **obj = calloc((cqs > srqs ? cqs : srqs) + 1, sizeof(*obj));
+	long n;
+
+	ASSERT_NE(NULL, obj);
+	ASSERT_GT(cqs, 0);
+	ASSERT_GT(srqs, 0);
+	for (n = 0; n <= cqs && (obj[n] = ibv_create_cq(self->e.ctx, 1, NULL, NULL, 0)); n++)
+		;
+	EXPECT_EQ(cqs, n) TH_LOG("CQs: %s", strerror(errno));
+	if (n == cqs) {
+		EXPECT_EQ(ENOMEM, errno);
+	}
+	while (n)
+		ibv_destroy_cq(obj[--n]);
+	for (n = 0; n <= srqs && (obj[n] = ibv_create_srq(self->e.pd, &sa)); n++)
+		;
+	EXPECT_EQ(srqs, n) TH_LOG("SRQs: %s", strerror(errno));
+	if (n == srqs) {
+		EXPECT_EQ(ENOMEM, errno);
+	}
+	while (n)
+		ibv_destroy_srq(obj[--n]);
+	free(obj);
+}
+
 /* ---- the bell pages under hostile writes ---- */
 
 /* A raw QP (connected to itself) whose every page the test may write, and an MR. */

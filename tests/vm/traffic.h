@@ -122,6 +122,7 @@ struct qp_opts {
 	uint8_t max_rd_atomic;	/* non-zero: the RC requester's, else the device's (16 at most) */
 	struct ibv_srq *srq;
 	struct ibv_comp_channel *ch;
+	int comp_vector;	/* of the QP's CQ */
 	size_t buf_len;
 	uint64_t send_ops;	/* non-zero: ibv_create_qp_ex with these ops */
 	uint32_t create_flags;	/* non-zero: ibv_create_qp_ex with these */
@@ -206,12 +207,13 @@ static inline int ep_create(struct env *e, const struct qp_opts *o, struct ep *x
 	if (o->cq_ex) {
 		struct ibv_cq_init_attr_ex ca = {
 			.cqe = o->cqe, .channel = o->ch, .wc_flags = o->wc_flags,
+			.comp_vector = o->comp_vector,
 		};
 
 		x->cqx = ibv_create_cq_ex(e->ctx, &ca);
 		x->cq = x->cqx ? ibv_cq_ex_to_cq(x->cqx) : NULL;
 	} else {
-		x->cq = ibv_create_cq(e->ctx, o->cqe, NULL, o->ch, 0);
+		x->cq = ibv_create_cq(e->ctx, o->cqe, NULL, o->ch, o->comp_vector);
 	}
 	if (!x->cq)
 		goto err;

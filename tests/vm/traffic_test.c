@@ -624,6 +624,67 @@ TEST_F(conn, cq_events)
 	EXPECT_EQ(0, ibv_destroy_comp_channel(ch));
 }
 
+/* Completion events raised on CPU @cpu of @ctx's device (debugfs cq_events), or -1. */
+static long long cq_events_on(struct ibv_context *ctx, int cpu)
+{
+	char path[256], key[32], *all, *p;
+	long long v = -1;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/srnic/%s/cq_events",
+		 ibv_get_device_name(ctx->device));
+	all = slurp(path);
+	snprintf(key, sizeof(key), "cpu %d events ", cpu);
+	p = all ? strstr(all, key) : NULL;
+	if (p)
+		v = atoll(p + strlen(key));
+	free(all);
+	return v;
+}
+
+/*
+ * A vector per CPU, as rxe and siw report, and a CQ's events raised on the
+ * CPU of its vector (the vector-th online CPU; all are online here), as a
+ * NIC raises a vector's interrupt: NVMe over RDMA spreads its queues' CQs
+ * over the vectors.  Before, the vectors were the engine threads and every
+ * event ran on the engine's CPU.
+ */
+TEST_F(conn, events_on_the_cpu_of_their_vector)
+{
+	struct env *pe = env_of_peer(&self->e);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct ibv_wc wc;
+
+	ASSERT_EQ(sysconf(_SC_NPROCESSORS_CONF), pe->ctx->num_comp_vectors);
+	for (int v = 0; v < pe->ctx->num_comp_vectors && v < ncpu; v++) {
+		struct ibv_comp_channel *ch = ibv_create_comp_channel(pe->ctx);
+		struct qp_opts oc = qp_defaults(&self->e, self->a.o.type), o = oc;
+		long long before, after;
+		struct ibv_cq *got;
+		struct ep c, d;
+
+		ASSERT_NE(NULL, ch);
+		ASSERT_EQ(0, fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK));
+		o.ch = ch;
+		o.comp_vector = v;
+		ASSERT_EQ(0, pair_make(&self->e, &oc, &o, &c, &d));
+		before = cq_events_on(pe->ctx, v);
+		ASSERT_LE(0, before) TH_LOG("no cq_events in debugfs");
+		ASSERT_EQ(0, ibv_req_notify_cq(d.cq, 0));
+		ASSERT_EQ(0, post_recv(&d, 1, 0, 64));
+		ASSERT_EQ(0, post_send1(&c, IBV_WR_SEND, 2, 0, 8, IBV_SEND_SIGNALED, NULL, 0, 0));
+		ASSERT_EQ(1, wait_channel(ch, &got, WC_MS)) TH_LOG("vector %d: no event", v);
+		ibv_ack_cq_events(got, 1);
+		/* The other tests' CQs are gone: this one's is the only event. */
+		after = cq_events_on(pe->ctx, v);
+		EXPECT_EQ(before + 1, after) TH_LOG("vector %d", v);
+		WAIT_WC(d.cq, wc);
+		WAIT_WC(c.cq, wc);
+		ep_destroy(&c);
+		ep_destroy(&d);
+		EXPECT_EQ(0, ibv_destroy_comp_channel(ch));
+	}
+}
+
 /* Armed for solicited completions: an unsolicited SEND raises nothing. */
 TEST_F(conn, solicited_events)
 {
