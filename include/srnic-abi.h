@@ -82,6 +82,13 @@ struct srnic_db_slot {
  * after the doorbell it then reads; a mark made after it cleared the
  * level stays for its next pass.
  *
+ * The engine may leave a slot's rung bit set while its queue is busy (a
+ * hot queue): it then reads that doorbell on every pass, and a producer
+ * that finds the bit set stops there, at one read-modify-write.  It
+ * clears the bit (an atomic read-modify-write) before it stops reading the
+ * doorbell, and reads the doorbell once more after, so a producer that
+ * found the bit set has its doorbell read.
+ *
  * Every bit is a hint: the engine acts on a marked slot only if the slot
  * holds a QP of this context served by thread t, and a queue's doorbell
  * value is the truth of what it holds.  A mark of nothing costs the

@@ -224,6 +224,7 @@ struct srnic_engine {
 };
 
 #define SRNIC_MARKED		64
+#define SRNIC_HOT_MAX		64	/* hot QPs a thread polls */
 
 /* Why the engine thread went to sleep: what a doorbell system call does. */
 enum srnic_sleep_reason {
@@ -281,7 +282,16 @@ struct srnic_thread {
 	 */
 	struct srnic_qp *marked[SRNIC_MARKED];
 	unsigned int nmarked;
-	u64 visits, marks;		/* counters: QPs looked at, marks taken */
+	/*
+	 * Hot QPs: user QPs that did work lately, whose rung bit the engine
+	 * leaves set and whose doorbell it reads on every pass (srnic-abi.h).
+	 * Changed under @run_lock (destroy takes a QP off); the engine walks
+	 * it inside srnic_engine_srcu.
+	 */
+	struct list_head hot;
+	unsigned int nhot;
+	/* counters: QPs looked at, marks taken, hot QPs found with work */
+	u64 visits, marks, polls;
 };
 
 /*
@@ -869,6 +879,16 @@ struct srnic_qp {
 	struct list_head run_node;
 	bool queued;
 	bool gone;
+	/*
+	 * On its thread's hot list, under run_lock; @hot_seen the jiffy it
+	 * last had work.  @rung and @rung_bit: its doorbell slot's mark
+	 * (user QPs only; the page lives as long as the context).
+	 */
+	struct list_head hot_node;
+	bool hot;
+	unsigned long hot_seen;
+	u64 *rung;
+	u64 rung_bit;
 	/* The transport its requests take (srnic_transport.h), set at RTR. */
 	const struct srnic_transport *xport;
 	int peer_dev;			/* RC/UC: device of the peer, or -1 */

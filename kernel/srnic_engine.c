@@ -128,7 +128,59 @@ void srnic_qp_unready(struct srnic_qp *qp)
 		qp->queued = false;
 		t->run_n--;
 	}
+	if (qp->hot) {
+		list_del_rcu(&qp->hot_node);
+		qp->hot = false;
+		t->nhot--;
+	}
 	spin_unlock_irq(&t->run_lock);
+}
+
+static bool srnic_qp_has_work(struct srnic_qp *qp);
+
+/*
+ * The hot list.  A user QP whose marks led to work stays hot: its rung bit
+ * is set again and left set, so the provider's next posts stop at one
+ * read-modify-write, and the engine reads its doorbell on every pass
+ * instead of taking marks (srnic-abi.h).  A QP idle for a jiffy or more,
+ * and every QP before the thread sleeps, is retired: its bit is cleared,
+ * then its doorbell read once more.  At most SRNIC_HOT_MAX a thread, so
+ * a pass's polls are bounded whatever a process marks.  Only the engine
+ * thread adds, retires and walks (inside srnic_engine_srcu: destroy takes
+ * a QP off with list_del_rcu, then waits for the sections).
+ */
+static void srnic_hot_add(struct srnic_thread *t, struct srnic_qp *qp)
+{
+	bool added = false;
+
+	qp->hot_seen = jiffies;
+	if (qp->hot || !qp->rung || t->nhot >= SRNIC_HOT_MAX)
+		return;
+	spin_lock_irq(&t->run_lock);
+	if (!qp->gone) {
+		list_add_tail_rcu(&qp->hot_node, &t->hot);
+		qp->hot = true;
+		t->nhot++;
+		added = true;
+	}
+	spin_unlock_irq(&t->run_lock);
+	if (added)
+		atomic64_or(qp->rung_bit, (atomic64_t *)qp->rung);
+}
+
+/* Takes @qp off the hot list; returns whether its doorbell then shows work. */
+static bool srnic_hot_retire(struct srnic_thread *t, struct srnic_qp *qp)
+{
+	spin_lock_irq(&t->run_lock);
+	if (qp->hot) {
+		list_del_rcu(&qp->hot_node);
+		qp->hot = false;
+		t->nhot--;
+	}
+	spin_unlock_irq(&t->run_lock);
+	/* Cleared before the doorbell is read: a post after sets it again. */
+	atomic64_fetch_andnot(qp->rung_bit, (atomic64_t *)qp->rung);
+	return srnic_qp_has_work(qp);
 }
 
 static struct srnic_qp *srnic_run_pop(struct srnic_thread *t)
@@ -193,9 +245,67 @@ static int srnic_engine_visit(struct srnic_thread *t, struct srnic_qp *qp,
 	/* One found locked counts as "busy" (srnic_qp_process). */
 	if (done >= 0)
 		t->visits++;
-	if (srnic_qp_left_work(qp, done))
+	/* A hot QP's work is found by its next poll. */
+	if (!READ_ONCE(qp->hot) && srnic_qp_left_work(qp, done))
 		srnic_qp_ready(qp);
 	return done;
+}
+
+/* Queues @qp to run in this pass (t->marked), or on the run list if that is full. */
+static void srnic_engine_mark(struct srnic_thread *t, struct srnic_qp *qp)
+{
+	if (t->nmarked < SRNIC_MARKED)
+		t->marked[t->nmarked++] = qp;
+	else
+		srnic_qp_ready(qp);
+}
+
+/*
+ * Reads the doorbells of thread @t's hot QPs: those with work run in this
+ * pass; those idle since the jiffy before last are retired.  Inside
+ * srnic_engine_srcu.
+ */
+static void srnic_hot_poll(struct srnic_thread *t)
+{
+	struct srnic_qp *qp;
+
+	list_for_each_entry_rcu(qp, &t->hot, hot_node,
+				srcu_read_lock_held(&srnic_engine_srcu)) {
+		if (READ_ONCE(qp->gone) || READ_ONCE(qp->queued))
+			continue;	/* going, or run from the list */
+		if (srnic_qp_has_work(qp)) {
+			qp->hot_seen = jiffies;
+			t->polls++;
+			srnic_engine_mark(t, qp);
+		} else if (time_after(jiffies, qp->hot_seen + 1) &&
+			   srnic_hot_retire(t, qp)) {
+			srnic_engine_mark(t, qp);
+		}
+	}
+}
+
+/*
+ * Retires every hot QP, before the thread sleeps; returns whether one had
+ * work (then the thread should not sleep: it is on the run list).
+ */
+static bool srnic_hot_retire_all(struct srnic_thread *t)
+{
+	struct srnic_qp *qp;
+	bool work = false;
+	int srcu;
+
+	if (!READ_ONCE(t->nhot))
+		return false;
+	srcu = srcu_read_lock(&srnic_engine_srcu);
+	list_for_each_entry_rcu(qp, &t->hot, hot_node,
+				srcu_read_lock_held(&srnic_engine_srcu)) {
+		if (srnic_hot_retire(t, qp)) {
+			srnic_qp_ready(qp);
+			work = true;
+		}
+	}
+	srcu_read_unlock(&srnic_engine_srcu, srcu);
+	return work;
 }
 
 /*
@@ -216,6 +326,8 @@ static int srnic_engine_run_marked(struct srnic_thread *t,
 			continue;
 		}
 		done = srnic_engine_visit(t, t->marked[i], timer);
+		if (done > 0)
+			srnic_hot_add(t, t->marked[i]);
 		work += done < 0 ? 1 : done;
 	}
 	t->nmarked = 0;
@@ -226,11 +338,12 @@ static int srnic_engine_run_marked(struct srnic_thread *t,
  * Runs thread @t's work, up to @passes times until a pass finds some;
  * returns the work done (a QP found locked counts), earliest timer in
  * @timer.  A pass takes the packets from the wire, then the marks of rung
- * doorbells, then each QP on the run list once: those made ready during
- * the pass (its own requeued ones included) wait for the next.  So a pass
- * costs what the QPs with work cost, and a look at each context's bell
- * page: idle QPs cost nothing (srnic_uar.c).  The QPs the marks name run
- * at once, before the list and without its lock: a rung doorbell's WQEs
+ * doorbells and the doorbells of hot QPs, then each QP on the run list
+ * once: those made ready during the pass (its own requeued ones included)
+ * wait for the next.  So a pass costs what the QPs with work cost, and a
+ * look at each context's bell page: idle QPs cost nothing (srnic_uar.c).
+ * The QPs marked or hot with work run at once, before the list and
+ * without its lock: a rung doorbell's WQEs
  * are the common case, and the lock's interrupts-off sections cost a
  * quarter of an 8-byte WRITE's latency under emulation (docs/bench.md).
  *
@@ -257,6 +370,7 @@ static int srnic_engine_scan(struct srnic_thread *t, unsigned long *timer,
 		    xa_marked(&t->sdev->qps, SRNIC_QP_READING))
 			work += srnic_net_rx(t, timer);
 		t->marks += srnic_bells_take(t);
+		srnic_hot_poll(t);
 		if (t->nmarked) {
 			work += srnic_engine_run_marked(t, timer, held);
 			srcu_read_unlock(&srnic_engine_srcu, srcu);
@@ -466,6 +580,8 @@ static void srnic_engine_rest(struct srnic_thread *s, int reason,
 			    !srnic_engine_contended(s))
 				return;
 			cond_resched();
+		} else if (srnic_hot_retire_all(s)) {
+			continue;	/* a hot QP's post: scan again */
 		} else if (srnic_engine_sleep(s, reason, timer)) {
 			return;
 		}
@@ -508,6 +624,11 @@ static int srnic_engine_thread(void *arg)
 			reason = SRNIC_SLEEP_IDLE;
 		}
 
+		/* Hot QPs' producers mark nothing new: read them last. */
+		if (srnic_hot_retire_all(s)) {
+			idle_since = 0;
+			continue;
+		}
 		WRITE_ONCE(s->status->flags, SRNIC_ENGINE_NEED_WAKEUP);
 		/* Pairs with the provider's barrier between doorbell and flag. */
 		smp_mb();
@@ -522,7 +643,8 @@ static int srnic_engine_thread(void *arg)
  * debugfs "engine": counters, then one line per engine thread, then one
  * line per QP the threads serve ("visits": QPs taken off the run list and
  * looked at, "busy" those found locked; "marks": QPs found by their
- * doorbells' marks; "run": on the list now).
+ * doorbells' marks; "run": on the list now; "polls": hot QPs found with
+ * work by reading their doorbells; "hot": on the hot list now).
  * The threads' WQEs are "wqes", those run by doorbell system calls
  * "inline_wqes"; "yields" counts the threads' sleeps
  * for a busy CPU.  The first line sums the threads; its flags are those
@@ -534,7 +656,7 @@ static int srnic_engine_show(struct seq_file *m, void *unused)
 	struct srnic_sched *s = &sdev->sched;
 	u64 inline_wqes = 0, inline_runs = 0, busy = 0;
 	u64 wqes = 0, sleeps = 0, wakeups = 0, scans = 0, yields = 0;
-	u64 visits = 0, marks = 0, run = 0;
+	u64 visits = 0, marks = 0, polls = 0, run = 0, hot = 0;
 	u32 flags = ~0U;
 	unsigned long idx;
 	struct srnic_qp *qp;
@@ -556,24 +678,27 @@ static int srnic_engine_show(struct seq_file *m, void *unused)
 		yields += READ_ONCE(t->yields);
 		visits += READ_ONCE(t->visits);
 		marks += READ_ONCE(t->marks);
+		polls += READ_ONCE(t->polls);
 		run += READ_ONCE(t->run_n);
+		hot += READ_ONCE(t->nhot);
 		flags &= READ_ONCE(t->status->flags);
 	}
-	seq_printf(m, "wqes %llu sleeps %llu wakeups %llu scans %llu busy %llu flags %#x yields %llu doorbells %lld inline_runs %llu inline_wqes %llu pool_empty %lld reason %d threads %u visits %llu marks %llu run %llu\n",
+	seq_printf(m, "wqes %llu sleeps %llu wakeups %llu scans %llu busy %llu flags %#x yields %llu doorbells %lld inline_runs %llu inline_wqes %llu pool_empty %lld reason %d threads %u visits %llu marks %llu run %llu polls %llu hot %llu\n",
 		   wqes, sleeps, wakeups, scans, busy, flags, yields,
 		   atomic64_read(&s->doorbells), inline_runs, inline_wqes,
 		   atomic64_read(&s->pool_empty), READ_ONCE(s->threads[0].reason),
-		   s->nthreads, visits, marks, run);
+		   s->nthreads, visits, marks, run, polls, hot);
 	for (i = 0; i < s->nthreads; i++) {
 		struct srnic_thread *t = &s->threads[i];
 
-		seq_printf(m, "thread %u wqes %llu sleeps %llu wakeups %llu scans %llu flags %#x yields %llu reason %d wire_ahead %d visits %llu marks %llu run %u\n",
+		seq_printf(m, "thread %u wqes %llu sleeps %llu wakeups %llu scans %llu flags %#x yields %llu reason %d wire_ahead %d visits %llu marks %llu run %u polls %llu hot %u\n",
 			   i, READ_ONCE(t->eng.wqes), READ_ONCE(t->sleeps),
 			   READ_ONCE(t->wakeups), READ_ONCE(t->scans),
 			   READ_ONCE(t->status->flags), READ_ONCE(t->yields),
 			   READ_ONCE(t->reason), atomic_read(&t->wire_ahead),
 			   READ_ONCE(t->visits), READ_ONCE(t->marks),
-			   READ_ONCE(t->run_n));
+			   READ_ONCE(t->run_n), READ_ONCE(t->polls),
+			   READ_ONCE(t->nhot));
 	}
 	xa_lock(&sdev->qps);
 	xa_for_each_marked(&sdev->qps, idx, qp, SRNIC_QP_ACTIVE)
@@ -625,6 +750,7 @@ static int srnic_thread_init(struct srnic_dev *sdev, unsigned int idx)
 	skb_queue_head_init(&t->rxq);
 	spin_lock_init(&t->run_lock);
 	INIT_LIST_HEAD(&t->run);
+	INIT_LIST_HEAD(&t->hot);
 	INIT_LIST_HEAD(&t->bells);
 	t->status = &status[idx];
 	/* Every record says how many there are: an imported context reads it. */

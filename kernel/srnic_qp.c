@@ -111,6 +111,7 @@ int srnic_qp_init(struct srnic_qp *qp, bool receives)
 {
 	INIT_LIST_HEAD(&qp->cnt.node);
 	INIT_LIST_HEAD(&qp->run_node);
+	INIT_LIST_HEAD(&qp->hot_node);
 	mutex_init(&qp->lock);
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->recv_lock);

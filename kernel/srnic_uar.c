@@ -228,6 +228,8 @@ int srnic_db_name_qp(struct srnic_db_ref *ref, struct srnic_qp *qp,
 		goto out;
 	}
 	*bells_offset = b->mmap_offset;
+	qp->rung = &srnic_uar_at(suc, ref->uar)->summary->rung;
+	qp->rung_bit = BIT_ULL(ref->slot);
 	WRITE_ONCE(srnic_uar_at(suc, ref->uar)->qp[ref->slot], qp);
 out:
 	mutex_unlock(&suc->uar_lock);
@@ -264,8 +266,12 @@ static unsigned int srnic_bells_take_page(struct srnic_thread *t,
 	rung = READ_ONCE(uar->summary->rung) & GENMASK_ULL(SRNIC_DBS_PER_UAR - 1, 0);
 	for_each_set_bit(s, (unsigned long *)&rung, SRNIC_DBS_PER_UAR) {
 		qp = READ_ONCE(uar->qp[s]);
-		/* A mark of no QP goes; another thread's stays for it. */
-		if (!qp || srnic_qp_engine(qp->qpn, nthreads) == t->idx)
+		/*
+		 * A mark of no QP goes; another thread's stays for it, and a
+		 * hot QP's for as long as it is hot (its doorbell is polled).
+		 */
+		if (!qp || (srnic_qp_engine(qp->qpn, nthreads) == t->idx &&
+			    !READ_ONCE(qp->hot)))
 			mine |= BIT_ULL(s);
 	}
 	if (!mine)
@@ -274,7 +280,8 @@ static unsigned int srnic_bells_take_page(struct srnic_thread *t,
 	atomic64_fetch_andnot(mine, (atomic64_t *)&uar->summary->rung);
 	for_each_set_bit(s, (unsigned long *)&mine, SRNIC_DBS_PER_UAR) {
 		qp = READ_ONCE(uar->qp[s]);
-		if (!qp || srnic_qp_engine(qp->qpn, nthreads) != t->idx)
+		if (!qp || srnic_qp_engine(qp->qpn, nthreads) != t->idx ||
+		    READ_ONCE(qp->hot))
 			continue;
 		if (t->nmarked < SRNIC_MARKED)
 			t->marked[t->nmarked++] = qp;

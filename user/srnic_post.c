@@ -253,10 +253,11 @@ static inline bool srnic_mark(__u64 *word, __u64 bit)
 
 /*
  * Hands the WQEs up to qp->sq_head to the engine: the doorbell register,
- * its marks from the bottom up (srnic-abi.h: a mark already there is the
- * engine's to take, with the ones above it), then (after a full barrier)
- * one wake-up call if the QP's engine announced NEED_WAKEUP.  Called with
- * sq_lock held, once per batch.
+ * a full barrier, then its marks from the bottom up (srnic-abi.h: a mark
+ * already there is the engine's to take, with the ones above it, and a
+ * rung bit the engine left set is a hot QP's, whose doorbell it reads
+ * anyway), then (after a full barrier) one wake-up call if the QP's engine
+ * announced NEED_WAKEUP.  Called with sq_lock held, once per batch.
  */
 void srnic_sq_ring(struct srnic_qp *qp)
 {
@@ -268,10 +269,16 @@ void srnic_sq_ring(struct srnic_qp *qp)
 	 * consumer counter the engine writes after every WQE.
 	 */
 	srnic_publish(&qp->doorbell->value, qp->sq_head);
-	if (!srnic_mark(m->rung, m->rung_bit) && !srnic_mark(m->page, m->page_bit))
-		srnic_mark(m->top, m->top_bit);
-	/* Doorbell and marks before the engine's flag: see srnic_engine.c. */
+	/* The doorbell before the look at its mark: the engine clears it, then reads. */
 	atomic_thread_fence(memory_order_seq_cst);
+	if (!(atomic_load_explicit((_Atomic __u64 *)m->rung, memory_order_relaxed) &
+	      m->rung_bit)) {
+		if (!srnic_mark(m->rung, m->rung_bit) &&
+		    !srnic_mark(m->page, m->page_bit))
+			srnic_mark(m->top, m->top_bit);
+		/* Marks before the engine's flag: see srnic_engine.c. */
+		atomic_thread_fence(memory_order_seq_cst);
+	}
 	if (qp->engine->flags & SRNIC_ENGINE_NEED_WAKEUP)
 		srnic_wake(&qp->vqp.qp);
 }

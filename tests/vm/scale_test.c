@@ -266,6 +266,94 @@ TEST_F_TIMEOUT(scale, idle_qps_cost_nothing, 3600)
 	EXPECT_LE(after, MAX_VISITS);
 }
 
+/*
+ * Hot QPs: a QP that keeps posting has its doorbell read on every pass
+ * (debugfs engine "polls") instead of its marks taken, and the hot list
+ * empties once the engine has nothing to do, so a QP that stopped costs
+ * nothing again.
+ */
+FIXTURE(hot) {
+	struct env e;
+	struct ep a, b;
+};
+
+FIXTURE_SETUP(hot)
+{
+	struct qp_opts o;
+
+	ASSERT_EQ(0, env_open(&self->e)) TH_LOG("cannot open %s", srnic_test_dev());
+	o = qp_defaults(&self->e, IBV_QPT_RC);
+	o.buf_len = 4096;
+	ASSERT_EQ(0, pair_make(&self->e, &o, &o, &self->a, &self->b));
+}
+
+FIXTURE_TEARDOWN(hot)
+{
+	ep_destroy(&self->a);
+	ep_destroy(&self->b);
+	env_close(&self->e);
+}
+
+/* Whether every engine thread sleeps with its hot list empty (bounded wait). */
+static int hot_list_empties(void)
+{
+	uint64_t end = now_ms() + scaled_ms(20000);
+
+	do {
+		if (engine_stat("flags") == SRNIC_ENGINE_NEED_WAKEUP &&
+		    engine_stat("hot") == 0)
+			return 1;
+		usleep(10000);
+	} while (now_ms() < end);
+	return 0;
+}
+
+TEST_F_TIMEOUT(hot, busy_qps_polled_idle_ones_retired, 600)
+{
+	long long polls = engine_stat("polls"), marks = engine_stat("marks");
+
+	ASSERT_LE(0, polls) TH_LOG("no \"polls\" in debugfs engine");
+	ASSERT_EQ(0, ping_pong(&self->a, &self->b, ROUNDS));
+	polls = engine_stat("polls") - polls;
+	marks = engine_stat("marks") - marks;
+	TH_LOG("%d round trips: %lld doorbells found hot, %lld by their marks",
+	       ROUNDS, polls, marks);
+	EXPECT_LT(0, polls);
+	ASSERT_TRUE(hot_list_empties()) TH_LOG("hot %lld, flags %lld",
+		    engine_stat("hot"), engine_stat("flags"));
+	/* Retired, their marks serve them again. */
+	EXPECT_EQ(0, ping_pong(&self->a, &self->b, ROUNDS));
+}
+
+/*
+ * QPs destroyed while hot, with WRITEs in flight: destroy takes them off
+ * the hot list (a use after free here is KASAN's to find), the list
+ * empties, and the fixture's pair still works.
+ */
+TEST_F_TIMEOUT(hot, destroyed_while_polled, 900)
+{
+	struct qp_opts o = qp_defaults(&self->e, IBV_QPT_RC);
+	uint64_t n = fuzz_budget(80);
+
+	o.buf_len = 4096;
+	for (uint64_t i = 0; i < n; i++) {
+		struct ep x, y;
+
+		ASSERT_EQ(0, pair_make(&self->e, &o, &o, &x, &y)) TH_LOG("round %llu",
+			  (unsigned long long)i);
+		/* One round trip makes both hot; then a stream, not waited for. */
+		ASSERT_EQ(0, ping_pong(&x, &y, 1));
+		for (int k = 0; k < 16; k++)
+			ASSERT_EQ(0, post_send1(&x, IBV_WR_RDMA_WRITE, k, 0, 8,
+						k == 15 ? IBV_SEND_SIGNALED : 0,
+						&y, 64, 0));
+		ep_destroy(&x);
+		ep_destroy(&y);
+	}
+	ASSERT_TRUE(hot_list_empties()) TH_LOG("hot %lld", engine_stat("hot"));
+	EXPECT_EQ(0, ping_pong(&self->a, &self->b, ROUNDS));
+}
+
 /* One process and the device's limits: the ping-pong and the idle QPs. */
 FIXTURE(limits) {
 	struct env e;
@@ -550,6 +638,8 @@ TEST_F_TIMEOUT(bells, marks_race_with_destroy, 900)
 	TH_LOG("%llu QPs made and destroyed under %lu rounds of forged marks",
 	       (unsigned long long)n, h.rounds);
 	forge_marks(&self->g, 0);
+	/* The engine may sleep by now: the doorbell call wakes it to take them. */
+	ASSERT_EQ(0, uverbs_post_send_doorbell(self->g.fd, self->g.qp.core.qp_handle));
 	ASSERT_TRUE(marks_taken(&self->g));
 	/* What the hammer left in its neighbours' slots did nothing to this QP. */
 	ASSERT_EQ(0, raw_write(self, 0));
