@@ -245,8 +245,13 @@ static int srnic_engine_visit(struct srnic_thread *t, struct srnic_qp *qp,
 	/* One found locked counts as "busy" (srnic_qp_process). */
 	if (done >= 0)
 		t->visits++;
-	/* A hot QP's work is found by its next poll. */
-	if (!READ_ONCE(qp->hot) && srnic_qp_left_work(qp, done))
+	/*
+	 * A hot QP's doorbell work is found by its next poll; any other work
+	 * left (a visit locked out, a budget spent on a retry, a flush) is
+	 * found only on the list.
+	 */
+	if (srnic_qp_left_work(qp, done) &&
+	    !(READ_ONCE(qp->hot) && srnic_qp_has_work(qp)))
 		srnic_qp_ready(qp);
 	return done;
 }
